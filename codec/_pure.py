@@ -1,0 +1,44 @@
+"""Switch between the compiled core and its uncompiled source.
+
+The modules in ``COMPILED_MODULES`` exist twice once built: as an extension
+module and as the ``.py`` it was compiled from. Python's importer prefers the
+extension. With ``CODEC_PURE_PYTHON=1`` in the environment at import time, a
+finder placed first on ``sys.meta_path`` loads the ``.py`` source instead, so
+one installation can run the whole test suite in both builds.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+COMPILED_MODULES = ("codec._varint", "codec._buffer", "codec.framing")
+
+PURE_REQUESTED = os.environ.get("CODEC_PURE_PYTHON", "") not in ("", "0")
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Finds the ``.py`` source of the compiled modules, ignoring their extensions."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in COMPILED_MODULES:
+            return None
+        source = Path(__file__).with_name(fullname.rpartition(".")[2] + ".py")
+        return importlib.util.spec_from_file_location(fullname, source)
+
+
+def install() -> None:
+    """Make later imports of the compiled modules load their source, if requested."""
+    if PURE_REQUESTED and not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _SourceFinder())

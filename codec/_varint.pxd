@@ -1,0 +1,45 @@
+# C types for _varint.py (Cython pure-Python mode). Functions that other compiled
+# modules cimport take a raw byte pointer and never raise.
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport uint64_t
+
+ctypedef unsigned char uchar
+ctypedef unsigned int uint
+
+cdef Py_ssize_t _MAX_LEN, _STRICT_MAX_LEN, _TOO_LONG, _OVERFLOW, _NOT_MINIMAL
+
+@cython.locals(limit=Py_ssize_t, n=Py_ssize_t, byte=uchar)
+cdef Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py_ssize_t end,
+                            bint strict) noexcept nogil
+
+@cython.locals(value=uint64_t, chunk=uint64_t, shift=uint, i=Py_ssize_t)
+cdef uint64_t varint_value(const unsigned char *data, Py_ssize_t pos, Py_ssize_t n) noexcept nogil
+
+cdef object varint_error(Py_ssize_t status, Py_ssize_t offset)
+
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t varint_size(uint64_t value) noexcept nogil
+
+cdef Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos, uint64_t value) noexcept nogil
+
+@cython.locals(value=uint64_t, chunk=uint64_t, i=Py_ssize_t)
+cdef uint64_t _read_le(const unsigned char *data, Py_ssize_t pos, Py_ssize_t width) noexcept nogil
+
+@cython.locals(i=Py_ssize_t)
+cdef Py_ssize_t _write_le(unsigned char *out, Py_ssize_t pos, uint64_t value,
+                          Py_ssize_t width) noexcept nogil
+
+@cython.locals(view=Py_buffer)
+cpdef Py_ssize_t _store(uint64_t value, object buffer, Py_ssize_t offset, Py_ssize_t width) except -1
+
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _store_at(unsigned char *out, Py_ssize_t length, Py_ssize_t offset,
+                          uint64_t value, Py_ssize_t width) except -1
+
+@cython.locals(view=Py_buffer)
+cpdef tuple _load(object buffer, Py_ssize_t offset, Py_ssize_t width, bint strict)
+
+@cython.locals(n=Py_ssize_t)
+cdef tuple _load_at(const unsigned char *data, Py_ssize_t length, Py_ssize_t offset,
+                    Py_ssize_t width, bint strict)

@@ -1,0 +1,374 @@
+"""Primitives: varints, zigzag and little-endian fixed-width values at an offset of a buffer.
+
+Strategy: every check lives in one scanner, :func:`varint_scan`, which every
+path (the public functions below, the frame decoder, the wire reader) calls
+before it reads a value. It measures the varint at a position and answers
+with its length in bytes, ``0`` when the buffer ends first (so incremental
+callers wait for more data instead of failing), or a negative status for a
+malformed varint, turned into an exception by :func:`varint_error`. It never
+raises, so compiled callers can run it as plain C.
+
+Two varint profiles exist:
+
+* ``protobuf`` (default): at most 10 bytes, values below 2**64; a 10th byte
+  above 1 is an overflow and is rejected (as Go's protowire does; upb drops
+  the extra bits); non-minimal encodings such as ``81 00`` are accepted, as
+  the protobuf conformance suite requires.
+* ``strict`` (multiformats unsigned-varint, libp2p): at most 9 bytes (values
+  below 2**63) and minimal encodings only.
+
+This file is Cython pure-Python mode: ``_varint.pxd`` gives the C types, and
+the few C-only statements sit behind ``if cython.compiled:``. Uncompiled,
+"pointers" are byte-format memoryviews, indexed the same way.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython
+
+from codec.errors import EncodeError, TruncatedError, VarintError
+
+COMPILED: bool = cython.compiled
+
+MAX_LEN = 10  # protobuf: ceil(64 / 7) bytes
+STRICT_MAX_LEN = 9  # multiformats unsigned-varint: 63 bits
+_MAX_LEN = MAX_LEN  # C copies of the public constants (cdef names cannot be imported)
+_STRICT_MAX_LEN = STRICT_MAX_LEN
+
+# Value ranges, as Python ints (half-open: low <= value < high).
+_UINT32 = (0, 2**32)
+_INT32 = (-(2**31), 2**31)
+_UINT64 = (0, 2**64)
+_INT64 = (-(2**63), 2**63)
+_UINT63 = (0, 2**63)
+
+# Negative answers of varint_scan (0 means "incomplete").
+_TOO_LONG = -1
+_OVERFLOW = -2
+_NOT_MINIMAL = -3
+
+
+def varint_scan(data, pos, end, strict):  # type: ignore[no-untyped-def]
+    """Length of the varint at ``data[pos:end]``, 0 if incomplete, or a negative status."""
+    limit = _STRICT_MAX_LEN if strict else _MAX_LEN
+    n = 0
+    while pos + n < end:
+        byte = data[pos + n]
+        n += 1
+        if byte < 0x80:
+            if strict:
+                if byte == 0 and n > 1:
+                    return _NOT_MINIMAL
+            elif n == _MAX_LEN and byte > 1:
+                return _OVERFLOW
+            return n
+        if n == limit:
+            return _TOO_LONG
+    return 0
+
+
+def varint_value(data, pos, n):  # type: ignore[no-untyped-def]
+    """Value of the ``n``-byte varint at ``pos``, already validated by varint_scan."""
+    value = 0
+    shift = 0
+    for i in range(n):
+        chunk = data[pos + i] & 0x7F
+        value |= chunk << shift
+        shift += 7
+    return value
+
+
+def varint_error(status, offset):  # type: ignore[no-untyped-def]
+    """The exception for a negative varint_scan status at ``offset``."""
+    if status == _TOO_LONG:
+        return VarintError("varint is longer than the profile allows", offset)
+    if status == _OVERFLOW:
+        return VarintError("varint overflows 64 bits", offset)
+    return VarintError("varint is not minimally encoded", offset)
+
+
+def varint_size(value):  # type: ignore[no-untyped-def]
+    """Bytes needed to encode ``value`` (already known to be in range)."""
+    n = 1
+    while value >= 0x80:
+        value >>= 7
+        n += 1
+    return n
+
+
+def varint_write(out, pos, value):  # type: ignore[no-untyped-def]
+    """Write ``value`` at ``out[pos]`` (room already checked); return the end position."""
+    while value >= 0x80:
+        out[pos] = (value & 0x7F) | 0x80
+        value >>= 7
+        pos += 1
+    out[pos] = value
+    return pos + 1
+
+
+def _read_le(data, pos, width):  # type: ignore[no-untyped-def]
+    value = 0
+    for i in range(width):
+        chunk = data[pos + i]
+        value |= chunk << (8 * i)
+    return value
+
+
+def _write_le(out, pos, value, width):  # type: ignore[no-untyped-def]
+    for i in range(width):
+        out[pos + i] = (value >> (8 * i)) & 0xFF
+    return pos + width
+
+
+# --- buffer access ---------------------------------------------------------
+
+
+def _byte_view(buffer: object, writable: bool) -> memoryview:
+    """A flat byte-format view of ``buffer`` (uncompiled build)."""
+    view = memoryview(buffer)  # type: ignore[arg-type]
+    if writable and view.readonly:
+        raise BufferError("buffer is read-only")
+    if not view.c_contiguous:
+        raise BufferError("buffer is not contiguous")
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
+
+
+def _check_offset(offset: int) -> None:
+    if offset < 0:
+        raise ValueError(f"offset must not be negative, got {offset}")
+
+
+# --- argument checks -------------------------------------------------------
+
+
+def _as_int(value: object, what: str) -> int:
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise EncodeError(f"{what} must be an integer, not {type(value).__name__}") from None
+
+
+def _in_range(value: object, bounds: tuple[int, int], what: str) -> int:
+    low, high = bounds
+    number = _as_int(value, what)
+    if number < low or number >= high:
+        raise EncodeError(f"{what} {number} is outside [{low}, {high})")
+    return number
+
+
+def _unsigned(value: object, strict: bool) -> int:
+    return _in_range(value, _UINT63 if strict else _UINT64, "varint value")
+
+
+# --- public API ------------------------------------------------------------
+
+
+def size(value: int, *, strict: bool = False) -> int:
+    """Number of bytes of the minimal varint encoding of ``value``."""
+    return varint_size(_unsigned(value, strict))  # type: ignore[no-any-return]
+
+
+def encode(value: int, *, strict: bool = False) -> bytes:
+    """The minimal varint encoding of ``value`` as new ``bytes``."""
+    number = _unsigned(value, strict)
+    out = bytearray(varint_size(number))
+    varint_write(out, 0, number)
+    return bytes(out)
+
+
+def encode_into(value: int, buffer: object, offset: int = 0, *, strict: bool = False) -> int:
+    """Write ``value`` as a minimal varint at ``offset`` of a writable buffer.
+
+    Returns the offset just past the varint. Raises :class:`EncodeError` for a
+    value outside the profile's range or when the varint does not fit; the
+    buffer is then unchanged.
+    """
+    return _store(_unsigned(value, strict), buffer, offset, 0)
+
+
+def decode(buffer: object, offset: int = 0, *, strict: bool = False) -> tuple[int, int]:
+    """Read the varint at ``offset``; return ``(value, end_offset)``.
+
+    Raises :class:`TruncatedError` when the buffer ends inside the varint and
+    :class:`VarintError` when it is malformed for the profile.
+    """
+    return _load(buffer, offset, 0, strict)
+
+
+def zigzag_encode(value: int) -> int:
+    """Map a signed 64-bit integer to an unsigned one (sint64): 0, -1, 1, -2 -> 0, 1, 2, 3."""
+    number = _in_range(value, _INT64, "sint64 value")
+    return (number << 1) ^ (number >> 63)
+
+
+def zigzag_decode(value: int) -> int:
+    """Inverse of :func:`zigzag_encode` for an unsigned 64-bit integer."""
+    number = _in_range(value, _UINT64, "zigzag value")
+    return (number >> 1) ^ -(number & 1)
+
+
+def zigzag_encode32(value: int) -> int:
+    """Map a signed 32-bit integer to an unsigned one (sint32)."""
+    number = _in_range(value, _INT32, "sint32 value")
+    return (number << 1) ^ (number >> 31)
+
+
+def zigzag_decode32(value: int) -> int:
+    """Inverse of :func:`zigzag_encode32`. Like protobuf, only the low 32 bits count."""
+    number = _in_range(value, _UINT64, "zigzag value") & 0xFFFFFFFF
+    return (number >> 1) ^ -(number & 1)
+
+
+# --- fixed-width values ----------------------------------------------------
+
+
+def _store(value, buffer, offset, width):  # type: ignore[no-untyped-def]
+    """Write ``value`` at ``offset``: a varint if ``width`` is 0, else ``width`` LE bytes."""
+    _check_offset(offset)
+    if cython.compiled:
+        PyObject_GetBuffer(buffer, cython.address(view), PyBUF_WRITABLE)
+        try:
+            return _store_at(
+                cython.cast(cython.p_uchar, view.buf), view.len, offset, value, width
+            )
+        finally:
+            PyBuffer_Release(cython.address(view))
+    with _byte_view(buffer, True) as data:
+        return _store_at(data, len(data), offset, value, width)
+
+
+def _store_at(out, length, offset, value, width):  # type: ignore[no-untyped-def]
+    n = width or varint_size(value)
+    if offset + n > length:
+        raise EncodeError(f"no room for {n} bytes at offset {offset} of a {length}-byte buffer")
+    if width:
+        return _write_le(out, offset, value, width)
+    return varint_write(out, offset, value)
+
+
+def _load(buffer, offset, width, strict):  # type: ignore[no-untyped-def]
+    """Read ``(value, end)`` at ``offset``: a varint if ``width`` is 0, else ``width`` LE bytes."""
+    _check_offset(offset)
+    if cython.compiled:
+        PyObject_GetBuffer(buffer, cython.address(view), PyBUF_SIMPLE)
+        try:
+            return _load_at(
+                cython.cast(cython.p_uchar, view.buf), view.len, offset, width, strict
+            )
+        finally:
+            PyBuffer_Release(cython.address(view))
+    with _byte_view(buffer, False) as data:
+        return _load_at(data, len(data), offset, width, strict)
+
+
+def _load_at(data, length, offset, width, strict):  # type: ignore[no-untyped-def]
+    if width:
+        if offset + width > length:
+            raise TruncatedError(
+                f"buffer ends inside a {width}-byte value",
+                offset,
+                missing=offset + width - max(length, offset),
+            )
+        return _read_le(data, offset, width), offset + width
+    n = varint_scan(data, offset, length, strict)
+    if n == 0:
+        raise TruncatedError("buffer ends inside a varint", offset)
+    if n < 0:
+        raise varint_error(n, offset)
+    return varint_value(data, offset, n), offset + n
+
+
+def _signed(value: int, bits: int) -> int:
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def encode_fixed32_into(value: int, buffer: object, offset: int = 0) -> int:
+    """Write an unsigned 32-bit little-endian value (fixed32); return the end offset."""
+    number = _in_range(value, _UINT32, "fixed32 value")
+    return _store(number, buffer, offset, 4)
+
+
+def encode_fixed64_into(value: int, buffer: object, offset: int = 0) -> int:
+    """Write an unsigned 64-bit little-endian value (fixed64); return the end offset."""
+    number = _in_range(value, _UINT64, "fixed64 value")
+    return _store(number, buffer, offset, 8)
+
+
+def encode_sfixed32_into(value: int, buffer: object, offset: int = 0) -> int:
+    """Write a signed 32-bit little-endian value (sfixed32); return the end offset."""
+    number = _in_range(value, _INT32, "sfixed32 value")
+    return _store(number & 0xFFFFFFFF, buffer, offset, 4)
+
+
+def encode_sfixed64_into(value: int, buffer: object, offset: int = 0) -> int:
+    """Write a signed 64-bit little-endian value (sfixed64); return the end offset."""
+    number = _in_range(value, _INT64, "sfixed64 value")
+    return _store(number & 0xFFFFFFFFFFFFFFFF, buffer, offset, 8)
+
+
+def decode_fixed32(buffer: object, offset: int = 0) -> tuple[int, int]:
+    """Read a fixed32 at ``offset``; return ``(value, end_offset)``."""
+    return _load(buffer, offset, 4, False)
+
+
+def decode_fixed64(buffer: object, offset: int = 0) -> tuple[int, int]:
+    """Read a fixed64 at ``offset``; return ``(value, end_offset)``."""
+    return _load(buffer, offset, 8, False)
+
+
+def decode_sfixed32(buffer: object, offset: int = 0) -> tuple[int, int]:
+    """Read an sfixed32 at ``offset``; return ``(value, end_offset)``."""
+    value, end = _load(buffer, offset, 4, False)
+    return _signed(value, 32), end
+
+
+def decode_sfixed64(buffer: object, offset: int = 0) -> tuple[int, int]:
+    """Read an sfixed64 at ``offset``; return ``(value, end_offset)``."""
+    value, end = _load(buffer, offset, 8, False)
+    return _signed(value, 64), end
+
+
+def _as_float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise EncodeError(f"expected a real number, not {type(value).__name__}") from None
+
+
+def _float_bits(value: float) -> int:
+    """IEEE binary32 bits of ``value`` rounded to single precision (overflow gives inf)."""
+    try:
+        return struct.unpack("<I", struct.pack("<f", value))[0]  # type: ignore[no-any-return]
+    except OverflowError:  # finite but beyond float32: round to infinity, as C does
+        return 0xFF800000 if value < 0 else 0x7F800000
+
+
+def encode_float_into(value: float, buffer: object, offset: int = 0) -> int:
+    """Write a little-endian IEEE binary32 value (float); return the end offset."""
+    return _store(_float_bits(_as_float(value)), buffer, offset, 4)
+
+
+def encode_double_into(value: float, buffer: object, offset: int = 0) -> int:
+    """Write a little-endian IEEE binary64 value (double); return the end offset."""
+    bits = struct.unpack("<Q", struct.pack("<d", _as_float(value)))[0]
+    return _store(bits, buffer, offset, 8)
+
+
+def decode_float(buffer: object, offset: int = 0) -> tuple[float, int]:
+    """Read a little-endian binary32 at ``offset``; return ``(value, end_offset)``."""
+    bits, end = _load(buffer, offset, 4, False)
+    return struct.unpack("<f", struct.pack("<I", bits))[0], end
+
+
+def decode_double(buffer: object, offset: int = 0) -> tuple[float, int]:
+    """Read a little-endian binary64 at ``offset``; return ``(value, end_offset)``."""
+    bits, end = _load(buffer, offset, 8, False)
+    return struct.unpack("<d", struct.pack("<Q", bits))[0], end

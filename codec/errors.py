@@ -1,0 +1,92 @@
+"""The one exception hierarchy of codec.
+
+Strategy: every decoder in the library raises only :class:`DecodeError` or one
+of its subclasses, and every decode error says where in the input it happened
+(``offset``, counted in bytes from the start of the buffer or stream the
+decoder was given). Encoders raise :class:`EncodeError`. A frame over the size
+limit is refused by both sides, so :class:`FrameTooLargeError` is both.
+
+Both bases derive from :class:`ValueError`, so code that already catches
+``ValueError`` around parsing keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CodecError",
+    "DecodeError",
+    "DepthLimitError",
+    "EncodeError",
+    "FrameTooLargeError",
+    "TruncatedError",
+    "VarintError",
+    "WireFormatError",
+]
+
+
+class CodecError(Exception):
+    """Base class of every error raised by codec."""
+
+
+class DecodeError(CodecError, ValueError):
+    """Input bytes that cannot be decoded.
+
+    ``offset`` is the position in the input where the problem was found, or
+    ``None`` when no position applies.
+    """
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        self.message = message
+        self.offset = offset
+        super().__init__(message if offset is None else f"{message} (at offset {offset})")
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return type(self), (self.message, self.offset)
+
+
+class TruncatedError(DecodeError):
+    """The input ended inside a varint, a fixed-width value or a frame.
+
+    ``missing`` is how many more bytes were needed, when that is known.
+    """
+
+    def __init__(self, message: str, offset: int | None = None, missing: int | None = None):
+        super().__init__(message, offset)
+        self.missing = missing
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return type(self), (self.message, self.offset, self.missing)
+
+
+class VarintError(DecodeError):
+    """A malformed varint: too long, over 64 bits, or not minimal in the strict profile."""
+
+
+class WireFormatError(DecodeError):
+    """Protobuf wire-format violation: bad tag, reserved wire type, bad length, group mismatch."""
+
+
+class DepthLimitError(DecodeError):
+    """Messages or groups nested deeper than the decoder's ``max_depth``."""
+
+
+class EncodeError(CodecError, ValueError):
+    """A value that cannot be encoded: out of range, wrong type, or no room in the buffer."""
+
+
+class FrameTooLargeError(DecodeError, EncodeError):
+    """A frame whose payload is larger than the ``max_frame_size`` limit.
+
+    Raised by encoders before anything is written and by decoders as soon as
+    the length prefix is complete, before any byte of the body is buffered.
+    """
+
+    def __init__(self, size: int, limit: int, offset: int | None = None) -> None:
+        self.size = size
+        self.limit = limit
+        DecodeError.__init__(
+            self, f"frame of {size} bytes exceeds the limit of {limit} bytes", offset
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return type(self), (self.size, self.limit, self.offset)

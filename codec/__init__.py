@@ -9,7 +9,7 @@ from codec import _pure
 
 _pure.install()
 
-from codec import _varint, varint  # noqa: E402
+from codec import _buffer, _varint, framing, varint  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
     DecodeError,
@@ -21,12 +21,24 @@ from codec.errors import (  # noqa: E402
     WireFormatError,
 )
 
-COMPILED: bool = _varint.COMPILED
+from codec.framing import (  # noqa: E402
+    DEFAULT_MAX_FRAME_SIZE,
+    FrameDecoder,
+    FrameEncoder,
+    encode_frame_into,
+)
+
+#: True when every module of the compiled core is loaded (not their .py source).
+COMPILED: bool = _varint.COMPILED and _buffer.COMPILED and framing.COMPILED
 
 __version__ = "0.1.0"
 
 __all__ = [
     "COMPILED",
+    "DEFAULT_MAX_FRAME_SIZE",
+    "FrameDecoder",
+    "FrameEncoder",
+    "encode_frame_into",
     "CodecError",
     "DecodeError",
     "DepthLimitError",

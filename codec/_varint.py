@@ -129,7 +129,7 @@ def _write_le(out, pos, value, width):  # type: ignore[no-untyped-def]
 # --- buffer access ---------------------------------------------------------
 
 
-def _byte_view(buffer: object, writable: bool) -> memoryview:
+def byte_view(buffer: object, writable: bool) -> memoryview:
     """A flat byte-format view of ``buffer`` (uncompiled build)."""
     view = memoryview(buffer)  # type: ignore[arg-type]
     if writable and view.readonly:
@@ -241,7 +241,7 @@ def _store(value, buffer, offset, width):  # type: ignore[no-untyped-def]
             )
         finally:
             PyBuffer_Release(cython.address(view))
-    with _byte_view(buffer, True) as data:
+    with byte_view(buffer, True) as data:
         return _store_at(data, len(data), offset, value, width)
 
 
@@ -265,7 +265,7 @@ def _load(buffer, offset, width, strict):  # type: ignore[no-untyped-def]
             )
         finally:
             PyBuffer_Release(cython.address(view))
-    with _byte_view(buffer, False) as data:
+    with byte_view(buffer, False) as data:
         return _load_at(data, len(data), offset, width, strict)
 
 

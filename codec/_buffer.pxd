@@ -1,0 +1,32 @@
+# C types for _buffer.py (Cython pure-Python mode).
+cimport cython
+from libc.string cimport memcpy, memmove
+
+ctypedef unsigned char uchar
+
+cdef extern from "Python.h":
+    ctypedef struct PyByteArrayObject:
+        Py_ssize_t ob_exports
+    char *PyByteArray_AS_STRING(object data)
+    int PyByteArray_Resize(object data, Py_ssize_t size) except -1
+
+cdef Py_ssize_t _INITIAL_CAPACITY, _RECEIVE_CHUNK
+
+cdef uchar *byte_pointer(bytearray data) noexcept
+cdef void copy_bytes(uchar *out, Py_ssize_t pos, const uchar *source, Py_ssize_t size) noexcept
+cdef void move_bytes(uchar *data, Py_ssize_t start, Py_ssize_t size) noexcept
+cpdef void resize(bytearray data, Py_ssize_t size) except *
+cpdef bint is_exported(bytearray data) except -1
+cdef Py_ssize_t grown(Py_ssize_t capacity, Py_ssize_t needed) noexcept
+
+cdef class WriteBuffer:
+    cdef bytearray _data
+    cdef Py_ssize_t _length
+
+cdef class ReceiveWindow:
+    cdef bytearray _data
+    cdef Py_ssize_t _start, _end
+    cdef readonly Py_ssize_t _base
+    @cython.locals(unread=Py_ssize_t, capacity=Py_ssize_t, needed=Py_ssize_t, fresh=bytearray)
+    cdef int _make_room(self, Py_ssize_t size) except -1
+    cdef const uchar *_unread(self)

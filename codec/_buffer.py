@@ -1,0 +1,183 @@
+"""Buffers: a reusable output buffer and a receive window, both over one ``bytearray``.
+
+Strategy: each object owns a single ``bytearray`` whose length is its
+capacity; positions inside it say what is written or received. Bytes are
+copied with ``memcpy`` (compiled) or ``memoryview`` slice assignment
+(uncompiled), never with ``bytearray[a:b] = src``, which copies ``src`` into a
+temporary first.
+
+Views of the storage are handed out (``getbuffer()``, received frames), so
+every operation that could move bytes under a live view checks for exports
+first, as msgpack's Packer does:
+
+* :class:`WriteBuffer` refuses to grow or be cleared while a view from
+  ``getbuffer()`` is alive (:class:`BufferError`), because a transport may
+  still be reading it.
+* :class:`ReceiveWindow` never moves received bytes under a live view: when
+  views are exported it copies the unread bytes into a fresh ``bytearray``
+  and leaves the old one to the views, which keep it alive (copy on write).
+"""
+
+from __future__ import annotations
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython
+
+COMPILED: bool = cython.compiled
+
+INITIAL_CAPACITY = 4096
+# Unread bytes are kept in at most this much spare room: a receive window that
+# grew for one large frame shrinks back once the frame is consumed.
+RECEIVE_CHUNK = 64 * 1024
+_INITIAL_CAPACITY = INITIAL_CAPACITY
+_RECEIVE_CHUNK = RECEIVE_CHUNK
+
+
+def byte_pointer(data):  # type: ignore[no-untyped-def]
+    """The storage of ``data``: a raw pointer compiled, the ``bytearray`` itself uncompiled.
+
+    Take it again after anything that may resize ``data``.
+    """
+    if cython.compiled:
+        return cython.cast(cython.p_uchar, PyByteArray_AS_STRING(data))
+    return data
+
+
+def copy_bytes(out, pos, source, size):  # type: ignore[no-untyped-def]
+    """Copy ``size`` bytes from ``source`` to ``out[pos:]`` (room already made)."""
+    if cython.compiled:
+        if size:
+            memcpy(out + pos, source, size)
+        return
+    memoryview(out)[pos : pos + size] = source
+
+
+def resize(data, size):  # type: ignore[no-untyped-def]
+    """Set ``len(data)`` to ``size`` without building a temporary.
+
+    Raises :class:`BufferError` while a view of ``data`` is exported.
+    """
+    if cython.compiled:
+        PyByteArray_Resize(data, size)
+        return
+    if size < len(data):
+        del data[size:]
+    else:
+        data.extend(bytes(size - len(data)))
+
+
+def is_exported(data):  # type: ignore[no-untyped-def]
+    """Whether a view (``memoryview``, buffer) of ``data`` is alive."""
+    if cython.compiled:
+        return cython.cast(cython.pointer(PyByteArrayObject), data).ob_exports > 0
+    try:
+        data.append(0)  # resizing fails exactly when a view is exported
+    except BufferError:
+        return True
+    data.pop()
+    return False
+
+
+def grown(capacity, needed):  # type: ignore[no-untyped-def]
+    """Capacity after geometric growth to hold ``needed`` bytes."""
+    return max(needed, capacity * 2, _INITIAL_CAPACITY)
+
+
+class WriteBuffer:
+    """A reusable, growable output buffer.
+
+    Bytes written accumulate until :meth:`clear`, which keeps the capacity for
+    the next round. :meth:`getbuffer` returns a zero-copy view of the pending
+    bytes; while such a view is alive the buffer refuses to grow or be
+    cleared (:class:`BufferError`), so a transport holding it never sees the
+    memory move or change. Release the view (``del``, or ``with``) first.
+    """
+
+    def __init__(self, capacity: int = INITIAL_CAPACITY) -> None:
+        if capacity < 0:
+            raise ValueError(f"capacity must not be negative, got {capacity}")
+        self._data = bytearray(capacity)
+        self._length = 0
+
+    def __len__(self) -> int:
+        return self._length  # type: ignore[no-any-return]
+
+    @property
+    def capacity(self) -> int:
+        """Bytes the buffer holds before it must grow."""
+        return len(self._data)
+
+    def getbuffer(self) -> memoryview:
+        """A read-only view of the pending bytes (no copy)."""
+        return memoryview(self._data)[: self._length].toreadonly()
+
+    def clear(self) -> None:
+        """Forget the pending bytes, keeping the capacity."""
+        if is_exported(self._data):
+            raise BufferError("cannot clear while a view from getbuffer() is alive")
+        self._length = 0
+
+
+class ReceiveWindow:
+    """Received bytes that have not been consumed yet, in one reusable ``bytearray``.
+
+    ``_data[_start:_end]`` holds the unread bytes; ``_data[_end:]`` is spare
+    room that :meth:`_make_room` hands out. ``_base`` is the stream offset of
+    ``_data[0]``, so positions convert to offsets in the whole stream.
+    """
+
+    def __init__(self) -> None:
+        self._data = bytearray(_INITIAL_CAPACITY)
+        self._start = 0
+        self._end = 0
+        self._base = 0
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet consumed."""
+        return self._end - self._start  # type: ignore[no-any-return]
+
+    def _make_room(self, size):  # type: ignore[no-untyped-def]
+        """Move the unread bytes to the front and make ``size`` bytes of room after them.
+
+        Views handed out earlier stay valid: if any is alive, the unread
+        bytes move to a new ``bytearray`` and the old one is left to them.
+        """
+        unread = self._end - self._start
+        capacity = len(self._data)
+        needed = unread + size
+        if needed > capacity:
+            capacity = grown(capacity, needed)
+        elif capacity > max(needed, _INITIAL_CAPACITY) + _RECEIVE_CHUNK:
+            capacity = max(needed, _INITIAL_CAPACITY)  # shrink after a large frame
+        if is_exported(self._data):
+            fresh = bytearray(capacity)
+            copy_bytes(byte_pointer(fresh), 0, self._unread(), unread)
+            self._data = fresh
+        else:
+            if self._start:
+                data = byte_pointer(self._data)
+                move_bytes(data, self._start, unread)
+            if capacity != len(self._data):
+                resize(self._data, capacity)
+        self._base += self._start
+        self._start = 0
+        self._end = unread
+
+    def _unread(self):  # type: ignore[no-untyped-def]
+        """The unread bytes as a source for copy_bytes."""
+        if cython.compiled:
+            return byte_pointer(self._data) + self._start
+        return memoryview(self._data)[self._start : self._end]
+
+
+def move_bytes(data, start, size):  # type: ignore[no-untyped-def]
+    """Move ``data[start:start + size]`` to the front of ``data`` (regions may overlap)."""
+    if cython.compiled:
+        memmove(data, data + start, size)
+        return
+    with memoryview(data) as view:
+        view[:size] = view[start : start + size]
+

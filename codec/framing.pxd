@@ -1,0 +1,44 @@
+# C types for framing.py (Cython pure-Python mode).
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport uint64_t
+
+from codec._buffer cimport (
+    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
+)
+from codec._varint cimport varint_error, varint_scan, varint_size, varint_value, varint_write
+
+ctypedef unsigned char uchar
+
+@cython.locals(view=Py_buffer)
+cdef Py_ssize_t _frame_into(bytearray data, Py_ssize_t offset, object payload, Py_ssize_t limit,
+                            bint exact) except -1
+
+@cython.locals(body=Py_ssize_t, end=Py_ssize_t, out=cython.p_uchar)
+cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *source, Py_ssize_t size,
+                           Py_ssize_t limit, bint exact) except -1
+
+cdef class FrameEncoder(WriteBuffer):
+    cdef Py_ssize_t _max_frame_size
+
+    @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
+    cpdef Py_ssize_t write(self, object payload) except -1
+
+cdef class FrameDecoder(ReceiveWindow):
+    cdef Py_ssize_t _max_frame_size
+    cdef bint _strict
+    cdef object _message_type
+    cdef Py_ssize_t _prefix_size, _payload_size
+    cdef object _error
+    cdef Py_ssize_t _error_offset
+    cdef bint _eof
+
+    @cython.locals(start=Py_ssize_t, payload=Py_ssize_t, end=Py_ssize_t)
+    cpdef object next_frame(self)
+    cdef int _check_receiving(self) except -1
+    cdef bint _frame_complete(self) except -1
+    cdef bint _locate_frame(self) except -1
+    @cython.locals(data=cython.p_uchar, n=Py_ssize_t, size=uint64_t, limit=uint64_t)
+    cdef Py_ssize_t _prefix_at(self, Py_ssize_t pos) except -1
+    cdef int _fail(self, object error, Py_ssize_t pos) except -1
+    cdef object _parse(self, memoryview frame, Py_ssize_t start)

@@ -1,0 +1,365 @@
+"""Framing: ``varint(len(payload)) ‖ payload``, written into reusable buffers and read sans-IO.
+
+Strategy, encoding: a frame is written in one pass straight into a
+``bytearray`` (the :class:`FrameEncoder`'s own, or the caller's with
+:func:`encode_frame_into`): the payload's length is known before anything is
+written, so the minimal prefix goes first and the payload is copied once
+after it. The size limit is checked before a byte is written, so a refused
+frame leaves the buffer as it was. A google.protobuf message is serialized
+once by upb (which has no serialize-into-buffer API) and copied once.
+
+Strategy, decoding: :class:`FrameDecoder` is sans-IO (no sockets, clocks or
+event loop), in the shape of ``asyncio.BufferedProtocol``: ``get_buffer`` /
+``buffer_updated`` let a socket write straight into its receive window, and
+``feed`` copies bytes in. Frames come out as ``memoryview`` slices of the
+window, without copying the payload. The decoder reads a length prefix in
+place and only advances past it once it is complete, so any split of the
+input gives the same frames and errors. A declared length is compared with
+``max_frame_size`` as soon as its prefix is complete, before any of its body
+is buffered, and memory is never reserved from a declared length: the window
+grows only with bytes actually received. After an error the decoder is
+poisoned: frames completed before the error can still be read, then every
+call raises the same error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython
+
+from google.protobuf.message import EncodeError as _ProtobufEncodeError
+
+from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
+from codec._varint import byte_view
+
+if not cython.compiled:  # compiled, framing.pxd cimports these C functions
+    from codec._buffer import byte_pointer, copy_bytes, grown, resize
+    from codec._varint import varint_error, varint_scan, varint_size, varint_value, varint_write
+from codec.errors import DecodeError, EncodeError, FrameTooLargeError, TruncatedError
+
+COMPILED: bool = cython.compiled
+
+# gRPC's default receive limit and Go protodelim's default MaxSize.
+DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
+
+
+def _checked_limit(max_frame_size: int) -> int:
+    if not 0 <= max_frame_size <= sys.maxsize:
+        raise ValueError(f"max_frame_size must be in [0, {sys.maxsize}], got {max_frame_size}")
+    return max_frame_size
+
+
+def _serialize(message: Any) -> bytes:
+    """The payload of a google.protobuf message, serialized once."""
+    try:
+        serialize = message.SerializeToString
+    except AttributeError:
+        raise EncodeError(
+            f"cannot encode {type(message).__name__}: expected a protobuf message"
+        ) from None
+    try:
+        return serialize()  # type: ignore[no-any-return]
+    except _ProtobufEncodeError as exc:  # e.g. a proto2 required field is missing
+        raise EncodeError(str(exc)) from exc
+
+
+def _frame_into(data, offset, payload, limit, exact):  # type: ignore[no-untyped-def]
+    """Write ``payload`` as a frame at ``offset`` of ``data``; return the frame's end.
+
+    With ``exact``, ``data`` is resized to end with the frame; otherwise it
+    grows geometrically when the frame does not fit.
+    """
+    if cython.compiled:
+        PyObject_GetBuffer(payload, cython.address(view), PyBUF_SIMPLE)
+        try:
+            return _put_frame(data, offset, cython.cast(cython.p_uchar, view.buf), view.len,
+                              limit, exact)
+        finally:
+            PyBuffer_Release(cython.address(view))
+    with byte_view(payload, False) as source:
+        return _put_frame(data, offset, source, len(source), limit, exact)
+
+
+def _put_frame(data, offset, source, size, limit, exact):  # type: ignore[no-untyped-def]
+    if size > limit:
+        raise FrameTooLargeError(size, limit)
+    body = offset + varint_size(size)
+    end = body + size
+    if exact:
+        resize(data, end)
+    elif end > len(data):
+        resize(data, grown(len(data), end))
+    out = byte_pointer(data)
+    varint_write(out, offset, size)
+    copy_bytes(out, body, source, size)
+    return end
+
+
+def encode_frame_into(
+    message_or_payload: Any,
+    buffer: bytearray,
+    offset: int = -1,
+    *,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+) -> int:
+    """Write one frame into a caller's ``bytearray`` at ``offset``; return its end offset.
+
+    ``message_or_payload`` is a google.protobuf message (serialized once) or
+    any contiguous buffer used as the payload. ``offset=-1`` appends. As with
+    msgspec's ``encode_into``, ``buffer`` is resized to end where the frame
+    ends. On error (:class:`FrameTooLargeError`, :class:`EncodeError`) the
+    buffer is left unchanged.
+    """
+    if not isinstance(buffer, bytearray):
+        raise TypeError(f"buffer must be a bytearray, not {type(buffer).__name__}")
+    if offset == -1:
+        offset = len(buffer)
+    elif not 0 <= offset <= len(buffer):
+        raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
+    payload = message_or_payload
+    if hasattr(payload, "SerializeToString"):
+        payload = _serialize(payload)
+    return _frame_into(  # type: ignore[no-any-return]
+        buffer, offset, payload, _checked_limit(max_frame_size), True
+    )
+
+
+class FrameEncoder(WriteBuffer):
+    """Writes frames into one reusable, growable buffer.
+
+    Frames accumulate until :meth:`clear`; :meth:`getbuffer` gives a zero-copy
+    view of them for a transport. While that view is alive the encoder
+    refuses to grow or clear (:class:`BufferError`). A frame over
+    ``max_frame_size`` raises :class:`FrameTooLargeError` and writes nothing.
+    """
+
+    def __init__(
+        self,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        *,
+        capacity: int = 4096,
+    ) -> None:
+        WriteBuffer.__init__(self, capacity)
+        self._max_frame_size = _checked_limit(max_frame_size)
+
+    @property
+    def max_frame_size(self) -> int:
+        """Largest payload accepted, in bytes."""
+        return self._max_frame_size  # type: ignore[no-any-return]
+
+    def write(self, payload: Any) -> int:
+        """Append ``varint(len(payload)) ‖ payload`` for any contiguous buffer.
+
+        Returns the number of bytes appended.
+        """
+        end = _frame_into(self._data, self._length, payload, self._max_frame_size, False)
+        written = end - self._length
+        self._length = end
+        return written  # type: ignore[no-any-return]
+
+    def encode(self, message: Any) -> int:
+        """Append one google.protobuf message as a frame; return the bytes appended."""
+        return self.write(_serialize(message))
+
+
+class FrameDecoder(ReceiveWindow):
+    """Splits a byte stream into frames, incrementally and without copying payloads.
+
+    Bytes go in through :meth:`get_buffer` + :meth:`buffer_updated` (a socket
+    writes straight into the window) or :meth:`feed` (copied in). Frames come
+    out of :meth:`next_frame` or by iterating the decoder, as ``memoryview``
+    slices of the window that stay valid at least until the next
+    ``get_buffer``/``feed``; they are never overwritten afterwards either
+    (the window moves to fresh memory while they are alive). With
+    ``message_type`` (a google.protobuf message class) they come out parsed.
+
+    Errors: :class:`FrameTooLargeError` and :class:`~codec.errors.VarintError`
+    for a bad prefix, :class:`TruncatedError` from :meth:`feed_eof` when the
+    stream ends inside a frame, :class:`DecodeError` for a payload that
+    ``message_type`` cannot parse. Each carries the stream offset of the
+    frame at fault.
+    """
+
+    def __init__(
+        self,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        *,
+        strict: bool = False,
+        message_type: Any = None,
+    ) -> None:
+        ReceiveWindow.__init__(self)
+        self._max_frame_size = _checked_limit(max_frame_size)
+        self._strict = strict
+        self._message_type = message_type
+        self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
+        self._payload_size = 0
+        self._error: DecodeError | None = None
+        self._error_offset = 0  # stream offset of the frame at fault
+        self._eof = False
+
+    @property
+    def max_frame_size(self) -> int:
+        """Largest payload accepted, in bytes."""
+        return self._max_frame_size  # type: ignore[no-any-return]
+
+    @property
+    def frame_in_progress(self) -> bool:
+        """True while a frame has started arriving but is not complete."""
+        if self._error is not None or self._end == self._start:
+            return False
+        return not self._frame_complete()  # type: ignore[no-any-return]
+
+    # --- bytes in ----------------------------------------------------------
+
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """A writable view of free space in the window, for ``recv_into``.
+
+        It holds ``sizehint`` bytes (64 KiB when ``sizehint`` is not positive).
+        Report how many bytes were written with :meth:`buffer_updated`.
+        """
+        self._check_receiving()
+        room = sizehint if sizehint > 0 else RECEIVE_CHUNK
+        self._make_room(room)
+        return memoryview(self._data)[self._end : self._end + room]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        """Take ``nbytes`` written at the start of the last :meth:`get_buffer` view."""
+        self._check_receiving()
+        if not 0 <= nbytes <= len(self._data) - self._end:
+            raise ValueError(f"nbytes {nbytes} is more than the free space given out")
+        self._end += nbytes
+        self._locate_frame()  # a bad or oversized prefix is refused at once
+
+    def feed(self, data: Any) -> None:
+        """Copy ``data`` (any contiguous buffer) into the window."""
+        self._check_receiving()
+        with byte_view(data, False) as source:
+            size = len(source)
+            self._make_room(size)
+            with memoryview(self._data) as window:
+                window[self._end : self._end + size] = source
+        self.buffer_updated(size)
+
+    def feed_eof(self) -> None:
+        """Mark the end of the stream.
+
+        Returns quietly when the stream ended at a frame boundary; frames
+        still buffered can then be read. Raises :class:`TruncatedError` when
+        it ended inside a prefix or a body (``missing`` says how many bytes a
+        body lacked); the complete frames before that point can still be read
+        before the error repeats.
+        """
+        if self._error is not None:
+            raise self._error
+        self._eof = True
+        pos = self._start
+        while pos < self._end:
+            n = self._prefix_at(pos)
+            if n == 0:
+                self._fail(TruncatedError("stream ended inside a frame prefix", self._base + pos), pos)
+            end = pos + n + varint_value(byte_pointer(self._data), pos, n)
+            if end > self._end:
+                self._fail(
+                    TruncatedError(
+                        "stream ended inside a frame body", self._base + pos, missing=end - self._end
+                    ),
+                    pos,
+                )
+            pos = end
+
+    # --- frames out --------------------------------------------------------
+
+    def next_frame(self) -> Any:
+        """The next complete frame (a ``memoryview``, or a message), or ``None``."""
+        if self._error is not None and self._base + self._start >= self._error_offset:
+            raise self._error
+        if not self._frame_complete():
+            return None
+        start = self._start
+        payload = start + self._prefix_size
+        end = payload + self._payload_size
+        self._start = end
+        self._prefix_size = 0
+        frame = memoryview(self._data)[payload:end]
+        if self._message_type is None:
+            return frame
+        return self._parse(frame, start)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        frame = self.next_frame()
+        if frame is None:
+            raise StopIteration
+        return frame
+
+    # --- internals ---------------------------------------------------------
+
+    def _check_receiving(self):  # type: ignore[no-untyped-def]
+        if self._error is not None:
+            raise self._error
+        if self._eof:
+            raise RuntimeError("no data may follow feed_eof()")
+
+    def _frame_complete(self):  # type: ignore[no-untyped-def]
+        """Whether the whole frame at ``_start`` is buffered."""
+        return (
+            self._locate_frame()
+            and self._start + self._prefix_size + self._payload_size <= self._end
+        )
+
+    def _locate_frame(self):  # type: ignore[no-untyped-def]
+        """Read the prefix of the frame at ``_start`` if complete; return whether it is."""
+        if self._prefix_size == 0 and self._start < self._end:
+            n = self._prefix_at(self._start)
+            if n:
+                self._payload_size = varint_value(byte_pointer(self._data), self._start, n)
+                self._prefix_size = n
+        return self._prefix_size != 0
+
+    def _prefix_at(self, pos):  # type: ignore[no-untyped-def]
+        """Length of the frame prefix at ``pos``, or 0 if incomplete.
+
+        A malformed prefix, or one declaring more than ``max_frame_size``,
+        poisons the decoder.
+        """
+        data = byte_pointer(self._data)
+        n = varint_scan(data, pos, self._end, self._strict)
+        if n < 0:
+            self._fail(varint_error(n, self._base + pos), pos)
+        if n:
+            size = varint_value(data, pos, n)
+            limit = self._max_frame_size
+            if size > limit:
+                self._fail(FrameTooLargeError(size, limit, self._base + pos), pos)
+        return n
+
+    def _fail(self, error, pos):  # type: ignore[no-untyped-def]
+        """Poison the decoder with ``error`` for the frame at window position ``pos``."""
+        self._error = error
+        self._error_offset = self._base + pos
+        raise error
+
+    def _parse(self, frame, start):  # type: ignore[no-untyped-def]
+        try:
+            return self._message_type.FromString(frame)
+        except Exception as exc:  # protobuf's DecodeError, or anything its parser raises
+            name = getattr(self._message_type, "__name__", "message")
+            self._fail(DecodeError(f"frame is not a valid {name}: {exc}", self._base + start), start)
+        finally:
+            frame.release()
+
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_SIZE",
+    "FrameDecoder",
+    "FrameEncoder",
+    "encode_frame_into",
+]

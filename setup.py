@@ -59,6 +59,8 @@ def _extensions() -> list:  # type: ignore[type-arg]
             "cdivision": True,
             "embedsignature": True,
             "warn.unreachable": False,
+            # Types come from the .pxd files; annotations are for type checkers.
+            "annotation_typing": False,
         },
     )
 

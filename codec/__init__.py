@@ -20,7 +20,6 @@ from codec.errors import (  # noqa: E402
     VarintError,
     WireFormatError,
 )
-
 from codec.framing import (  # noqa: E402
     DEFAULT_MAX_FRAME_SIZE,
     FrameDecoder,
@@ -36,16 +35,16 @@ __version__ = "0.1.0"
 __all__ = [
     "COMPILED",
     "DEFAULT_MAX_FRAME_SIZE",
-    "FrameDecoder",
-    "FrameEncoder",
-    "encode_frame_into",
     "CodecError",
     "DecodeError",
     "DepthLimitError",
     "EncodeError",
+    "FrameDecoder",
+    "FrameEncoder",
     "FrameTooLargeError",
     "TruncatedError",
     "VarintError",
     "WireFormatError",
+    "encode_frame_into",
     "varint",
 ]

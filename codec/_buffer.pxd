@@ -9,6 +9,11 @@ cdef extern from "Python.h":
         Py_ssize_t ob_exports
     char *PyByteArray_AS_STRING(object data)
     int PyByteArray_Resize(object data, Py_ssize_t size) except -1
+    ctypedef struct PyMemoryViewObject:
+        Py_buffer view
+    memoryview PyMemoryView_FromObject(object obj)
+
+ctypedef PyMemoryViewObject *MemoryViewPointer
 
 cdef Py_ssize_t _INITIAL_CAPACITY, _RECEIVE_CHUNK
 
@@ -25,8 +30,11 @@ cdef class WriteBuffer:
 
 cdef class ReceiveWindow:
     cdef bytearray _data
+    cdef memoryview _view
     cdef Py_ssize_t _start, _end
     cdef readonly Py_ssize_t _base
     @cython.locals(unread=Py_ssize_t, capacity=Py_ssize_t, needed=Py_ssize_t, fresh=bytearray)
     cdef int _make_room(self, Py_ssize_t size) except -1
     cdef const uchar *_unread(self)
+    @cython.locals(view=memoryview, narrowed=MemoryViewPointer)
+    cdef memoryview _received(self, Py_ssize_t start, Py_ssize_t end)

@@ -25,6 +25,8 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython
 
+from codec._varint import Bytes
+
 COMPILED: bool = cython.compiled
 
 INITIAL_CAPACITY = 4096
@@ -35,7 +37,7 @@ _INITIAL_CAPACITY = INITIAL_CAPACITY
 _RECEIVE_CHUNK = RECEIVE_CHUNK
 
 
-def byte_pointer(data):  # type: ignore[no-untyped-def]
+def byte_pointer(data: bytearray) -> bytearray:
     """The storage of ``data``: a raw pointer compiled, the ``bytearray`` itself uncompiled.
 
     Take it again after anything that may resize ``data``.
@@ -45,7 +47,7 @@ def byte_pointer(data):  # type: ignore[no-untyped-def]
     return data
 
 
-def copy_bytes(out, pos, source, size):  # type: ignore[no-untyped-def]
+def copy_bytes(out: bytearray, pos: int, source: Bytes, size: int) -> None:
     """Copy ``size`` bytes from ``source`` to ``out[pos:]`` (room already made)."""
     if cython.compiled:
         if size:
@@ -54,7 +56,7 @@ def copy_bytes(out, pos, source, size):  # type: ignore[no-untyped-def]
     memoryview(out)[pos : pos + size] = source
 
 
-def resize(data, size):  # type: ignore[no-untyped-def]
+def resize(data: bytearray, size: int) -> None:
     """Set ``len(data)`` to ``size`` without building a temporary.
 
     Raises :class:`BufferError` while a view of ``data`` is exported.
@@ -68,7 +70,7 @@ def resize(data, size):  # type: ignore[no-untyped-def]
         data.extend(bytes(size - len(data)))
 
 
-def is_exported(data):  # type: ignore[no-untyped-def]
+def is_exported(data: bytearray) -> bool:
     """Whether a view (``memoryview``, buffer) of ``data`` is alive."""
     if cython.compiled:
         return cython.cast(cython.pointer(PyByteArrayObject), data).ob_exports > 0
@@ -80,7 +82,7 @@ def is_exported(data):  # type: ignore[no-untyped-def]
     return False
 
 
-def grown(capacity, needed):  # type: ignore[no-untyped-def]
+def grown(capacity: int, needed: int) -> int:
     """Capacity after geometric growth to hold ``needed`` bytes."""
     return max(needed, capacity * 2, _INITIAL_CAPACITY)
 
@@ -102,7 +104,7 @@ class WriteBuffer:
         self._length = 0
 
     def __len__(self) -> int:
-        return self._length  # type: ignore[no-any-return]
+        return self._length
 
     @property
     def capacity(self) -> int:
@@ -130,6 +132,7 @@ class ReceiveWindow:
 
     def __init__(self) -> None:
         self._data = bytearray(_INITIAL_CAPACITY)
+        self._view: memoryview | None = None  # of all of _data, to cut received views from
         self._start = 0
         self._end = 0
         self._base = 0
@@ -137,14 +140,15 @@ class ReceiveWindow:
     @property
     def buffered(self) -> int:
         """Bytes received and not yet consumed."""
-        return self._end - self._start  # type: ignore[no-any-return]
+        return self._end - self._start
 
-    def _make_room(self, size):  # type: ignore[no-untyped-def]
+    def _make_room(self, size: int) -> None:
         """Move the unread bytes to the front and make ``size`` bytes of room after them.
 
         Views handed out earlier stay valid: if any is alive, the unread
         bytes move to a new ``bytearray`` and the old one is left to them.
         """
+        self._view = None  # our own export must not count as a live view
         unread = self._end - self._start
         capacity = len(self._data)
         needed = unread + size
@@ -166,18 +170,33 @@ class ReceiveWindow:
         self._start = 0
         self._end = unread
 
-    def _unread(self):  # type: ignore[no-untyped-def]
+    def _received(self, start: int, end: int) -> memoryview:
+        """A view of ``_data[start:end]``, which keeps those bytes alive and unchanged."""
+        if self._view is None:
+            self._view = memoryview(self._data)
+        if cython.compiled:
+            # Narrow a copy of the whole-window view in place: the generic
+            # slicing path (slice object, index checks) costs more than the
+            # frame itself.
+            view = PyMemoryView_FromObject(self._view)
+            narrowed = cython.cast(cython.pointer(PyMemoryViewObject), view)
+            narrowed.view.buf = cython.cast(cython.p_char, narrowed.view.buf) + start
+            narrowed.view.len = end - start
+            narrowed.view.shape[0] = end - start
+            return view  # type: ignore[no-any-return]
+        return self._view[start:end]
+
+    def _unread(self) -> memoryview:
         """The unread bytes as a source for copy_bytes."""
         if cython.compiled:
             return byte_pointer(self._data) + self._start
         return memoryview(self._data)[self._start : self._end]
 
 
-def move_bytes(data, start, size):  # type: ignore[no-untyped-def]
+def move_bytes(data: bytearray, start: int, size: int) -> None:
     """Move ``data[start:start + size]`` to the front of ``data`` (regions may overlap)."""
     if cython.compiled:
         memmove(data, data + start, size)
         return
     with memoryview(data) as view:
         view[:size] = view[start : start + size]
-

@@ -79,4 +79,6 @@ Blob: Any = _CLASSES["Blob"]
 
 def sample() -> Any:
     """A representative ~35-byte telemetry record."""
-    return Sample(ts_ns=1_700_000_000_123_456_789, scope_id=42, value=-12345, name="render.draw_mesh")
+    return Sample(
+        ts_ns=1_700_000_000_123_456_789, scope_id=42, value=-12345, name="render.draw_mesh"
+    )

@@ -36,6 +36,9 @@ from codec.errors import EncodeError, TruncatedError, VarintError
 
 COMPILED: bool = cython.compiled
 
+# What the C code sees as a byte pointer: uncompiled, any indexable buffer of ints.
+Bytes = bytearray | memoryview
+
 MAX_LEN = 10  # protobuf: ceil(64 / 7) bytes
 STRICT_MAX_LEN = 9  # multiformats unsigned-varint: 63 bits
 _MAX_LEN = MAX_LEN  # C copies of the public constants (cdef names cannot be imported)
@@ -54,7 +57,7 @@ _OVERFLOW = -2
 _NOT_MINIMAL = -3
 
 
-def varint_scan(data, pos, end, strict):  # type: ignore[no-untyped-def]
+def varint_scan(data: Bytes, pos: int, end: int, strict: bool) -> int:
     """Length of the varint at ``data[pos:end]``, 0 if incomplete, or a negative status."""
     limit = _STRICT_MAX_LEN if strict else _MAX_LEN
     n = 0
@@ -73,7 +76,7 @@ def varint_scan(data, pos, end, strict):  # type: ignore[no-untyped-def]
     return 0
 
 
-def varint_value(data, pos, n):  # type: ignore[no-untyped-def]
+def varint_value(data: Bytes, pos: int, n: int) -> int:
     """Value of the ``n``-byte varint at ``pos``, already validated by varint_scan."""
     value = 0
     shift = 0
@@ -84,7 +87,7 @@ def varint_value(data, pos, n):  # type: ignore[no-untyped-def]
     return value
 
 
-def varint_error(status, offset):  # type: ignore[no-untyped-def]
+def varint_error(status: int, offset: int) -> VarintError:
     """The exception for a negative varint_scan status at ``offset``."""
     if status == _TOO_LONG:
         return VarintError("varint is longer than the profile allows", offset)
@@ -93,7 +96,7 @@ def varint_error(status, offset):  # type: ignore[no-untyped-def]
     return VarintError("varint is not minimally encoded", offset)
 
 
-def varint_size(value):  # type: ignore[no-untyped-def]
+def varint_size(value: int) -> int:
     """Bytes needed to encode ``value`` (already known to be in range)."""
     n = 1
     while value >= 0x80:
@@ -102,7 +105,7 @@ def varint_size(value):  # type: ignore[no-untyped-def]
     return n
 
 
-def varint_write(out, pos, value):  # type: ignore[no-untyped-def]
+def varint_write(out: Bytes, pos: int, value: int) -> int:
     """Write ``value`` at ``out[pos]`` (room already checked); return the end position."""
     while value >= 0x80:
         out[pos] = (value & 0x7F) | 0x80
@@ -112,7 +115,7 @@ def varint_write(out, pos, value):  # type: ignore[no-untyped-def]
     return pos + 1
 
 
-def _read_le(data, pos, width):  # type: ignore[no-untyped-def]
+def _read_le(data: Bytes, pos: int, width: int) -> int:
     value = 0
     for i in range(width):
         chunk = data[pos + i]
@@ -120,7 +123,7 @@ def _read_le(data, pos, width):  # type: ignore[no-untyped-def]
     return value
 
 
-def _write_le(out, pos, value, width):  # type: ignore[no-untyped-def]
+def _write_le(out: Bytes, pos: int, value: int, width: int) -> int:
     for i in range(width):
         out[pos + i] = (value >> (8 * i)) & 0xFF
     return pos + width
@@ -173,7 +176,7 @@ def _unsigned(value: object, strict: bool) -> int:
 
 def size(value: int, *, strict: bool = False) -> int:
     """Number of bytes of the minimal varint encoding of ``value``."""
-    return varint_size(_unsigned(value, strict))  # type: ignore[no-any-return]
+    return varint_size(_unsigned(value, strict))
 
 
 def encode(value: int, *, strict: bool = False) -> bytes:
@@ -230,22 +233,20 @@ def zigzag_decode32(value: int) -> int:
 # --- fixed-width values ----------------------------------------------------
 
 
-def _store(value, buffer, offset, width):  # type: ignore[no-untyped-def]
+def _store(value: int, buffer: object, offset: int, width: int) -> int:
     """Write ``value`` at ``offset``: a varint if ``width`` is 0, else ``width`` LE bytes."""
     _check_offset(offset)
     if cython.compiled:
         PyObject_GetBuffer(buffer, cython.address(view), PyBUF_WRITABLE)
         try:
-            return _store_at(
-                cython.cast(cython.p_uchar, view.buf), view.len, offset, value, width
-            )
+            return _store_at(cython.cast(cython.p_uchar, view.buf), view.len, offset, value, width)
         finally:
             PyBuffer_Release(cython.address(view))
     with byte_view(buffer, True) as data:
         return _store_at(data, len(data), offset, value, width)
 
 
-def _store_at(out, length, offset, value, width):  # type: ignore[no-untyped-def]
+def _store_at(out: Bytes, length: int, offset: int, value: int, width: int) -> int:
     n = width or varint_size(value)
     if offset + n > length:
         raise EncodeError(f"no room for {n} bytes at offset {offset} of a {length}-byte buffer")
@@ -254,22 +255,20 @@ def _store_at(out, length, offset, value, width):  # type: ignore[no-untyped-def
     return varint_write(out, offset, value)
 
 
-def _load(buffer, offset, width, strict):  # type: ignore[no-untyped-def]
+def _load(buffer: object, offset: int, width: int, strict: bool) -> tuple[int, int]:
     """Read ``(value, end)`` at ``offset``: a varint if ``width`` is 0, else ``width`` LE bytes."""
     _check_offset(offset)
     if cython.compiled:
         PyObject_GetBuffer(buffer, cython.address(view), PyBUF_SIMPLE)
         try:
-            return _load_at(
-                cython.cast(cython.p_uchar, view.buf), view.len, offset, width, strict
-            )
+            return _load_at(cython.cast(cython.p_uchar, view.buf), view.len, offset, width, strict)
         finally:
             PyBuffer_Release(cython.address(view))
     with byte_view(buffer, False) as data:
         return _load_at(data, len(data), offset, width, strict)
 
 
-def _load_at(data, length, offset, width, strict):  # type: ignore[no-untyped-def]
+def _load_at(data: Bytes, length: int, offset: int, width: int, strict: bool) -> tuple[int, int]:
     if width:
         if offset + width > length:
             raise TruncatedError(

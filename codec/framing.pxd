@@ -42,3 +42,5 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _prefix_at(self, Py_ssize_t pos) except -1
     cdef int _fail(self, object error, Py_ssize_t pos) except -1
     cdef object _parse(self, memoryview frame, Py_ssize_t start)
+
+cdef object _serialize(object message)

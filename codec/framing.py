@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 try:
     import cython
@@ -36,7 +36,7 @@ except ImportError:  # the uncompiled build does not need Cython
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
-from codec._varint import byte_view
+from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, grown, resize
@@ -69,7 +69,7 @@ def _serialize(message: Any) -> bytes:
         raise EncodeError(str(exc)) from exc
 
 
-def _frame_into(data, offset, payload, limit, exact):  # type: ignore[no-untyped-def]
+def _frame_into(data: bytearray, offset: int, payload: object, limit: int, exact: bool) -> int:
     """Write ``payload`` as a frame at ``offset`` of ``data``; return the frame's end.
 
     With ``exact``, ``data`` is resized to end with the frame; otherwise it
@@ -78,15 +78,18 @@ def _frame_into(data, offset, payload, limit, exact):  # type: ignore[no-untyped
     if cython.compiled:
         PyObject_GetBuffer(payload, cython.address(view), PyBUF_SIMPLE)
         try:
-            return _put_frame(data, offset, cython.cast(cython.p_uchar, view.buf), view.len,
-                              limit, exact)
+            return _put_frame(
+                data, offset, cython.cast(cython.p_uchar, view.buf), view.len, limit, exact
+            )
         finally:
             PyBuffer_Release(cython.address(view))
     with byte_view(payload, False) as source:
         return _put_frame(data, offset, source, len(source), limit, exact)
 
 
-def _put_frame(data, offset, source, size, limit, exact):  # type: ignore[no-untyped-def]
+def _put_frame(
+    data: bytearray, offset: int, source: Bytes, size: int, limit: int, exact: bool
+) -> int:
     if size > limit:
         raise FrameTooLargeError(size, limit)
     body = offset + varint_size(size)
@@ -125,9 +128,7 @@ def encode_frame_into(
     payload = message_or_payload
     if hasattr(payload, "SerializeToString"):
         payload = _serialize(payload)
-    return _frame_into(  # type: ignore[no-any-return]
-        buffer, offset, payload, _checked_limit(max_frame_size), True
-    )
+    return _frame_into(buffer, offset, payload, _checked_limit(max_frame_size), True)
 
 
 class FrameEncoder(WriteBuffer):
@@ -151,7 +152,7 @@ class FrameEncoder(WriteBuffer):
     @property
     def max_frame_size(self) -> int:
         """Largest payload accepted, in bytes."""
-        return self._max_frame_size  # type: ignore[no-any-return]
+        return self._max_frame_size
 
     def write(self, payload: Any) -> int:
         """Append ``varint(len(payload)) ‖ payload`` for any contiguous buffer.
@@ -161,7 +162,7 @@ class FrameEncoder(WriteBuffer):
         end = _frame_into(self._data, self._length, payload, self._max_frame_size, False)
         written = end - self._length
         self._length = end
-        return written  # type: ignore[no-any-return]
+        return written
 
     def encode(self, message: Any) -> int:
         """Append one google.protobuf message as a frame; return the bytes appended."""
@@ -206,14 +207,14 @@ class FrameDecoder(ReceiveWindow):
     @property
     def max_frame_size(self) -> int:
         """Largest payload accepted, in bytes."""
-        return self._max_frame_size  # type: ignore[no-any-return]
+        return self._max_frame_size
 
     @property
     def frame_in_progress(self) -> bool:
         """True while a frame has started arriving but is not complete."""
         if self._error is not None or self._end == self._start:
             return False
-        return not self._frame_complete()  # type: ignore[no-any-return]
+        return not self._frame_complete()
 
     # --- bytes in ----------------------------------------------------------
 
@@ -226,7 +227,7 @@ class FrameDecoder(ReceiveWindow):
         self._check_receiving()
         room = sizehint if sizehint > 0 else RECEIVE_CHUNK
         self._make_room(room)
-        return memoryview(self._data)[self._end : self._end + room]
+        return self._received(self._end, self._end + room)
 
     def buffer_updated(self, nbytes: int) -> None:
         """Take ``nbytes`` written at the start of the last :meth:`get_buffer` view."""
@@ -262,12 +263,16 @@ class FrameDecoder(ReceiveWindow):
         while pos < self._end:
             n = self._prefix_at(pos)
             if n == 0:
-                self._fail(TruncatedError("stream ended inside a frame prefix", self._base + pos), pos)
+                self._fail(
+                    TruncatedError("stream ended inside a frame prefix", self._base + pos), pos
+                )
             end = pos + n + varint_value(byte_pointer(self._data), pos, n)
             if end > self._end:
                 self._fail(
                     TruncatedError(
-                        "stream ended inside a frame body", self._base + pos, missing=end - self._end
+                        "stream ended inside a frame body",
+                        self._base + pos,
+                        missing=end - self._end,
                     ),
                     pos,
                 )
@@ -286,7 +291,7 @@ class FrameDecoder(ReceiveWindow):
         end = payload + self._payload_size
         self._start = end
         self._prefix_size = 0
-        frame = memoryview(self._data)[payload:end]
+        frame = self._received(payload, end)
         if self._message_type is None:
             return frame
         return self._parse(frame, start)
@@ -302,20 +307,20 @@ class FrameDecoder(ReceiveWindow):
 
     # --- internals ---------------------------------------------------------
 
-    def _check_receiving(self):  # type: ignore[no-untyped-def]
+    def _check_receiving(self) -> None:
         if self._error is not None:
             raise self._error
         if self._eof:
             raise RuntimeError("no data may follow feed_eof()")
 
-    def _frame_complete(self):  # type: ignore[no-untyped-def]
+    def _frame_complete(self) -> bool:
         """Whether the whole frame at ``_start`` is buffered."""
         return (
             self._locate_frame()
             and self._start + self._prefix_size + self._payload_size <= self._end
         )
 
-    def _locate_frame(self):  # type: ignore[no-untyped-def]
+    def _locate_frame(self) -> bool:
         """Read the prefix of the frame at ``_start`` if complete; return whether it is."""
         if self._prefix_size == 0 and self._start < self._end:
             n = self._prefix_at(self._start)
@@ -324,7 +329,7 @@ class FrameDecoder(ReceiveWindow):
                 self._prefix_size = n
         return self._prefix_size != 0
 
-    def _prefix_at(self, pos):  # type: ignore[no-untyped-def]
+    def _prefix_at(self, pos: int) -> int:
         """Length of the frame prefix at ``pos``, or 0 if incomplete.
 
         A malformed prefix, or one declaring more than ``max_frame_size``,
@@ -341,18 +346,20 @@ class FrameDecoder(ReceiveWindow):
                 self._fail(FrameTooLargeError(size, limit, self._base + pos), pos)
         return n
 
-    def _fail(self, error, pos):  # type: ignore[no-untyped-def]
+    def _fail(self, error: DecodeError, pos: int) -> NoReturn:
         """Poison the decoder with ``error`` for the frame at window position ``pos``."""
         self._error = error
         self._error_offset = self._base + pos
         raise error
 
-    def _parse(self, frame, start):  # type: ignore[no-untyped-def]
+    def _parse(self, frame: memoryview, start: int) -> Any:
         try:
             return self._message_type.FromString(frame)
         except Exception as exc:  # protobuf's DecodeError, or anything its parser raises
             name = getattr(self._message_type, "__name__", "message")
-            self._fail(DecodeError(f"frame is not a valid {name}: {exc}", self._base + start), start)
+            self._fail(
+                DecodeError(f"frame is not a valid {name}: {exc}", self._base + start), start
+            )
         finally:
             frame.release()
 

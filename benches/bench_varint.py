@@ -28,8 +28,8 @@ import random
 from collections.abc import Callable
 
 import pytest
-from google.protobuf.internal.decoder import _DecodeVarint, _DecodeVarint32
-from google.protobuf.internal.encoder import _VarintBytes
+from google.protobuf.internal.decoder import _DecodeVarint, _DecodeVarint32  # type: ignore[attr-defined]
+from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from codec.varint import MAX_LEN, decode, encode, encode_into

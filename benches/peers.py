@@ -10,8 +10,9 @@ on its own: benchmark files call these functions inside ``benchmark(...)``.
   ``bytearray +=``) and its prefix+concat half for ready payloads;
 * the naive frame split loop (``_DecodeVarint32`` + slicing) and the naive
   typed decode (split + ``ParseFromString``);
-* ``delimited-protobuf`` (``delimited_protobuf.write``/``read`` over a
-  ``BytesIO``);
+* ``delimited-protobuf`` 1.0 (its API is ``delimited_protobuf.write(stream,
+  msg)`` and ``read(stream, cls)`` over a ``BytesIO``; ``write`` calls
+  ``ByteSize()`` then ``SerializeToString()``, so upb serializes twice);
 * upb ``SerializeToString()`` alone and ``ParseFromString()`` alone;
 * msgspec's msgpack ``Encoder.encode_into`` of the equivalent tuple, the
   speed reference.
@@ -31,10 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import delimited_protobuf
+import delimited_protobuf  # type: ignore[import-untyped]
 import msgspec
-from google.protobuf.internal.decoder import _DecodeVarint32
-from google.protobuf.internal.encoder import _VarintBytes
+from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
+from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 
 from codec._peerbench import Sample, sample
 
@@ -174,6 +175,7 @@ def naive_decode(stream: bytes, message_class: Any = Sample) -> list[Any]:
 
 def delimited_decode(stream: bytes, message_class: Any = Sample) -> list[Any]:
     """delimited-protobuf typed decode: read() from a BytesIO until it returns None."""
+    # read() also returns None for an empty (0-byte) message; Samples are never empty.
     source = io.BytesIO(stream)
     messages = []
     read = delimited_protobuf.read

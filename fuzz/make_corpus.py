@@ -1,0 +1,109 @@
+"""Write the seed corpora under ``fuzz/corpus/<target>/`` (deterministic, tiny).
+
+Seeds: valid frames and varints, every catalogue vector V1-V4 and F1-F5
+(``reliability_anchors.md`` sections 1.1 and 1.2) and an empty input, wrapped
+in each target's input layout (see the target's docstring). Every seed is
+run through the target's ``check()`` before it is written.
+
+Usage: ``python fuzz/make_corpus.py [--check]``. With ``--check`` nothing is
+written; the exit status says whether the corpora on disk are up to date
+(missing, different or extra files).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if __package__ in (None, ""):  # run as a script: make ``fuzz.*`` importable
+    sys.path.insert(0, str(HERE.parent))
+
+from fuzz import fuzz_frame_decoder, fuzz_varint  # noqa: E402
+
+# Catalogue vectors, by id (bytes as in the catalogue).
+VECTORS: dict[str, bytes] = {
+    "v1-truncated-80": bytes.fromhex("80"),
+    "v1-truncated-ff9": bytes.fromhex("ff" * 9),
+    "v2-eleven-bytes": bytes.fromhex("80" * 10 + "00"),
+    "v3-overflow-2p70": bytes.fromhex("ff" * 9 + "7f"),
+    "v3-overflow-2p64": bytes.fromhex("80" * 9 + "02"),
+    "v4-padded-one": bytes.fromhex("8100"),
+    "v4-padded-zero-10": bytes.fromhex("80" * 9 + "00"),
+    "f1-4mib-plus-1": bytes.fromhex("81808002"),
+    "f2-2p63-minus-1": bytes.fromhex("ff" * 8 + "7f"),
+    "f2-ffffffff": bytes.fromhex("ffffffff0f"),
+    "f3-2p32": bytes.fromhex("8080808010"),
+    "f3-2p31": bytes.fromhex("8080808008"),
+    "f4-eof-in-body": bytes.fromhex("05616263"),
+    "f5-empty-frame": bytes.fromhex("00"),
+    "f5-empty-frames-64": bytes(64),
+}
+
+VARINT_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{name: b"\x00" + vector for name, vector in VECTORS.items()},
+    "valid-0": bytes.fromhex("0000"),
+    "valid-1": bytes.fromhex("0001"),
+    "valid-127": bytes.fromhex("007f"),
+    "valid-128": bytes.fromhex("008001"),
+    "valid-300": bytes.fromhex("00ac02"),
+    "valid-2p63-minus-1": bytes.fromhex("00" + "ff" * 8 + "7f"),
+    "valid-2p64-minus-1": bytes.fromhex("00" + "ff" * 9 + "01"),
+    "valid-at-offset-2": bytes.fromhex("02aabb9601cc"),
+    "offset-at-end": bytes.fromhex("029601"),
+    "offset-past-end": bytes.fromhex("039601"),
+}
+
+_FRAMES = bytes.fromhex("00") + b"\x03abc" + bytes.fromhex("03089601")
+_LONG_FRAME = bytes.fromhex("c801") + bytes(range(200))
+_make = fuzz_frame_decoder.make_input
+
+FRAME_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{name: _make(vector) for name, vector in VECTORS.items()},
+    "v4-padded-one-strict": _make(bytes.fromhex("81007a"), strict=True),
+    "valid-frames": _make(_FRAMES),
+    "valid-frames-chunked": _make(_FRAMES, chunk_sizes=(1, 2, 0, 3), keep_views=True),
+    "valid-frames-strict": _make(_FRAMES, strict=True, exact_hint=True, chunk_sizes=(2,)),
+    "valid-long-frame": _make(_LONG_FRAME, chunk_sizes=(7, 63)),
+    "valid-long-frame-limit-255": _make(_LONG_FRAME, limit=255, keep_views=True),
+    "too-large-limit-16": _make(b"\x03abc" + bytes.fromhex("11") + bytes(17), limit=16),
+    "empty-only-limit-0": _make(bytes(3) + b"\x01x", limit=0, chunk_sizes=(1,)),
+    "frames-then-bad-prefix": _make(_FRAMES + bytes.fromhex("80" * 10 + "00")),
+    "frames-then-eof-in-prefix": _make(_FRAMES + bytes.fromhex("8080"), chunk_sizes=(5, 1)),
+}
+
+CORPORA = {
+    "fuzz_varint": (VARINT_SEEDS, fuzz_varint.check),
+    "fuzz_frame_decoder": (FRAME_SEEDS, fuzz_frame_decoder.check),
+}
+
+
+def main(argv: list[str]) -> int:
+    check_only = "--check" in argv
+    stale = []
+    for target, (seeds, check) in CORPORA.items():
+        directory = HERE / "corpus" / target
+        for name, data in seeds.items():
+            check(data)  # a seed that fails its own target is a bug in the seed or the target
+            path = directory / name
+            if path.exists() and path.read_bytes() == data:
+                continue
+            stale.append(path)
+            if not check_only:
+                directory.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        extra = sorted(set(directory.glob("*")) - {directory / name for name in seeds})
+        if extra:
+            stale.extend(extra)
+            print(f"{directory}: {len(extra)} file(s) not written by this script", file=sys.stderr)
+    if check_only and stale:
+        for path in stale:
+            print(f"out of date: {path}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

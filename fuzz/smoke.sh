@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Smoke-run every atheris target for a bounded number of executions, in both builds.
+#
+#   fuzz/smoke.sh                 # from any directory
+#   FUZZ_RUNS=20000 fuzz/smoke.sh # more executions per target and build
+#   FUZZ_BUILDS=pure fuzz/smoke.sh
+#
+# Environment:
+#   PYTHON       interpreter (default: python); codec must be importable by it
+#                (pip install -e . in CI; PYTHONPATH=<repo> in a bare checkout)
+#   FUZZ_RUNS    executions per target and build, seeds included (default 3000)
+#   FUZZ_BUILDS  builds to run: "compiled pure" (default), "compiled" or "pure"
+#
+# Each run starts from fuzz/corpus/<target>/ and writes new inputs only to a
+# temporary directory; crash artifacts go to fuzz/crashes/. Exits non-zero
+# when a target finds a crash (or codec cannot be imported in a build).
+set -euo pipefail
+
+here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
+python="${PYTHON:-python}"
+runs="${FUZZ_RUNS:-3000}"
+builds="${FUZZ_BUILDS:-compiled pure}"
+targets=(fuzz_varint fuzz_frame_decoder)
+crashes="$here/crashes"
+mkdir -p "$crashes"
+
+work="$(mktemp -d)"
+trap 'rm -rf -- "$work"' EXIT
+
+status=0
+start_all=$(date +%s.%N)
+for build in $builds; do
+    case "$build" in
+        compiled) pure=0; want=True ;;
+        pure) pure=1; want=False ;;
+        *) echo "smoke.sh: unknown build '$build'" >&2; exit 2 ;;
+    esac
+    if ! got=$(cd "$work" && CODEC_PURE_PYTHON=$pure "$python" -c \
+        'import codec; print(codec.COMPILED)' 2>&1); then
+        echo "smoke.sh: cannot import codec with $python ($build build):" >&2
+        echo "$got" >&2
+        exit 2
+    fi
+    if [[ "$got" != "$want" ]]; then
+        echo "smoke.sh: $build build requested, but codec.COMPILED is $got" \
+            "(build the extension: python setup.py build_ext --inplace)" >&2
+        exit 2
+    fi
+    for target in "${targets[@]}"; do
+        out="$work/new-$build-$target"
+        log="$work/$build-$target.log"
+        mkdir -p "$out"
+        t0=$(date +%s.%N)
+        set +e
+        # Run from $work so that nothing libFuzzer writes lands in the checkout.
+        (cd "$work" && CODEC_PURE_PYTHON=$pure "$python" "$here/$target.py" \
+            -atheris_runs="$runs" -timeout=60 -rss_limit_mb=2048 \
+            -artifact_prefix="$crashes/$build-$target-" \
+            "$out" "$here/corpus/$target") >"$log" 2>&1
+        rc=$?
+        set -e
+        t1=$(date +%s.%N)
+        secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+        rate=$(awk -v n="$runs" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", n / (b - a) }')
+        if [[ $rc -eq 0 ]] && grep -q "^Done $runs in" "$log"; then
+            echo "ok    $build  $target  $runs runs in ${secs}s (~$rate exec/s incl. startup)"
+        else
+            status=1
+            echo "FAIL  $build  $target  (exit $rc) after ${secs}s; log tail:"
+            tail -n 40 "$log" | sed 's/^/    /'
+        fi
+    done
+done
+end_all=$(date +%s.%N)
+echo "total $(awk -v a="$start_all" -v b="$end_all" 'BEGIN { printf "%.1f", b - a }')s;" \
+    "crash artifacts (if any): $crashes"
+exit $status

@@ -30,15 +30,17 @@ cdef uint64_t _read_le(const unsigned char *data, Py_ssize_t pos, Py_ssize_t wid
 cdef Py_ssize_t _write_le(unsigned char *out, Py_ssize_t pos, uint64_t value,
                           Py_ssize_t width) noexcept nogil
 
-@cython.locals(view=Py_buffer)
-cpdef Py_ssize_t _store(uint64_t value, object buffer, Py_ssize_t offset, Py_ssize_t width) except -1
+cdef int acquire(object buffer, Py_buffer *view, int flags) except -1
+
+@cython.locals(view=Py_buffer, start=Py_ssize_t)
+cpdef Py_ssize_t _store(uint64_t value, object buffer, object offset, Py_ssize_t width) except -1
 
 @cython.locals(n=Py_ssize_t)
 cdef Py_ssize_t _store_at(unsigned char *out, Py_ssize_t length, Py_ssize_t offset,
                           uint64_t value, Py_ssize_t width) except -1
 
-@cython.locals(view=Py_buffer)
-cpdef tuple _load(object buffer, Py_ssize_t offset, Py_ssize_t width, bint strict)
+@cython.locals(view=Py_buffer, start=Py_ssize_t)
+cpdef tuple _load(object buffer, object offset, Py_ssize_t width, bint strict)
 
 @cython.locals(n=Py_ssize_t)
 cdef tuple _load_at(const unsigned char *data, Py_ssize_t length, Py_ssize_t offset,

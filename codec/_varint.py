@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import operator
 import struct
+import sys
 
 try:
     import cython
@@ -144,9 +145,29 @@ def byte_view(buffer: object, writable: bool) -> memoryview:
     return view
 
 
-def _check_offset(offset: int) -> None:
-    if offset < 0:
-        raise ValueError(f"offset must not be negative, got {offset}")
+def position(offset: object) -> int:
+    """``offset`` as a C-sized index: negative is refused, beyond any buffer is clamped.
+
+    A clamped offset is still past the end of every buffer, so the bounds
+    check that follows raises the usual codec error instead of an
+    ``OverflowError``.
+    """
+    number = operator.index(offset)  # type: ignore[call-overload]
+    if number < 0:
+        raise ValueError(f"offset must not be negative, got {number}")
+    return min(number, sys.maxsize)
+
+
+def acquire(buffer: object, view: object, flags: int) -> None:
+    """Compiled only: ``PyObject_GetBuffer`` with the exporter's complaints as BufferError.
+
+    numpy reports a read-only or non-contiguous array with ``ValueError``; the
+    uncompiled build (:func:`byte_view`) raises ``BufferError`` for both.
+    """
+    try:
+        PyObject_GetBuffer(buffer, view, flags)
+    except ValueError as exc:
+        raise BufferError(str(exc)) from exc
 
 
 # --- argument checks -------------------------------------------------------
@@ -233,48 +254,48 @@ def zigzag_decode32(value: int) -> int:
 # --- fixed-width values ----------------------------------------------------
 
 
-def _store(value: int, buffer: object, offset: int, width: int) -> int:
+def _store(value: int, buffer: object, offset: object, width: int) -> int:
     """Write ``value`` at ``offset``: a varint if ``width`` is 0, else ``width`` LE bytes."""
-    _check_offset(offset)
+    start = position(offset)
     if cython.compiled:
-        PyObject_GetBuffer(buffer, cython.address(view), PyBUF_WRITABLE)
+        acquire(buffer, cython.address(view), PyBUF_WRITABLE)
         try:
-            return _store_at(cython.cast(cython.p_uchar, view.buf), view.len, offset, value, width)
+            return _store_at(cython.cast(cython.p_uchar, view.buf), view.len, start, value, width)
         finally:
             PyBuffer_Release(cython.address(view))
     with byte_view(buffer, True) as data:
-        return _store_at(data, len(data), offset, value, width)
+        return _store_at(data, len(data), start, value, width)
 
 
 def _store_at(out: Bytes, length: int, offset: int, value: int, width: int) -> int:
     n = width or varint_size(value)
-    if offset + n > length:
+    if offset > length or n > length - offset:
         raise EncodeError(f"no room for {n} bytes at offset {offset} of a {length}-byte buffer")
     if width:
         return _write_le(out, offset, value, width)
     return varint_write(out, offset, value)
 
 
-def _load(buffer: object, offset: int, width: int, strict: bool) -> tuple[int, int]:
+def _load(buffer: object, offset: object, width: int, strict: bool) -> tuple[int, int]:
     """Read ``(value, end)`` at ``offset``: a varint if ``width`` is 0, else ``width`` LE bytes."""
-    _check_offset(offset)
+    start = position(offset)
     if cython.compiled:
-        PyObject_GetBuffer(buffer, cython.address(view), PyBUF_SIMPLE)
+        acquire(buffer, cython.address(view), PyBUF_SIMPLE)
         try:
-            return _load_at(cython.cast(cython.p_uchar, view.buf), view.len, offset, width, strict)
+            return _load_at(cython.cast(cython.p_uchar, view.buf), view.len, start, width, strict)
         finally:
             PyBuffer_Release(cython.address(view))
     with byte_view(buffer, False) as data:
-        return _load_at(data, len(data), offset, width, strict)
+        return _load_at(data, len(data), start, width, strict)
 
 
 def _load_at(data: Bytes, length: int, offset: int, width: int, strict: bool) -> tuple[int, int]:
     if width:
-        if offset + width > length:
+        if offset > length or width > length - offset:
             raise TruncatedError(
                 f"buffer ends inside a {width}-byte value",
                 offset,
-                missing=offset + width - max(length, offset),
+                missing=width - (length - offset) if offset <= length else width,
             )
         return _read_le(data, offset, width), offset + width
     n = varint_scan(data, offset, length, strict)
@@ -336,10 +357,10 @@ def decode_sfixed64(buffer: object, offset: int = 0) -> tuple[int, int]:
 
 
 def _as_float(value: object) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise EncodeError(f"expected a real number, not {type(value).__name__}") from None
+    # float() would also parse strings; only numbers are accepted.
+    if not (hasattr(type(value), "__float__") or hasattr(type(value), "__index__")):
+        raise EncodeError(f"expected a real number, not {type(value).__name__}")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _float_bits(value: float) -> int:

@@ -1,12 +1,14 @@
 # C types for framing.py (Cython pure-Python mode).
 cimport cython
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
 )
-from codec._varint cimport varint_error, varint_scan, varint_size, varint_value, varint_write
+from codec._varint cimport (
+    acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
+)
 
 ctypedef unsigned char uchar
 
@@ -32,6 +34,8 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef object _error
     cdef Py_ssize_t _error_offset
     cdef bint _eof
+    cdef Py_ssize_t _offered
+    cdef int _commit(self, Py_ssize_t nbytes) except -1
 
     @cython.locals(start=Py_ssize_t, payload=Py_ssize_t, end=Py_ssize_t)
     cpdef object next_frame(self)

@@ -40,7 +40,14 @@ from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, grown, resize
-    from codec._varint import varint_error, varint_scan, varint_size, varint_value, varint_write
+    from codec._varint import (
+        acquire,
+        varint_error,
+        varint_scan,
+        varint_size,
+        varint_value,
+        varint_write,
+    )
 from codec.errors import DecodeError, EncodeError, FrameTooLargeError, TruncatedError
 
 COMPILED: bool = cython.compiled
@@ -76,7 +83,7 @@ def _frame_into(data: bytearray, offset: int, payload: object, limit: int, exact
     grows geometrically when the frame does not fit.
     """
     if cython.compiled:
-        PyObject_GetBuffer(payload, cython.address(view), PyBUF_SIMPLE)
+        acquire(payload, cython.address(view), PyBUF_SIMPLE)
         try:
             return _put_frame(
                 data, offset, cython.cast(cython.p_uchar, view.buf), view.len, limit, exact
@@ -203,6 +210,7 @@ class FrameDecoder(ReceiveWindow):
         self._error: DecodeError | None = None
         self._error_offset = 0  # stream offset of the frame at fault
         self._eof = False
+        self._offered = 0  # free bytes given out by the last get_buffer()
 
     @property
     def max_frame_size(self) -> int:
@@ -227,15 +235,17 @@ class FrameDecoder(ReceiveWindow):
         self._check_receiving()
         room = sizehint if sizehint > 0 else RECEIVE_CHUNK
         self._make_room(room)
+        self._offered = room
         return self._received(self._end, self._end + room)
 
     def buffer_updated(self, nbytes: int) -> None:
         """Take ``nbytes`` written at the start of the last :meth:`get_buffer` view."""
         self._check_receiving()
-        if not 0 <= nbytes <= len(self._data) - self._end:
-            raise ValueError(f"nbytes {nbytes} is more than the free space given out")
-        self._end += nbytes
-        self._locate_frame()  # a bad or oversized prefix is refused at once
+        if not 0 <= nbytes <= self._offered:
+            raise ValueError(
+                f"buffer_updated({nbytes}): the last get_buffer() gave out {self._offered} bytes"
+            )
+        self._commit(nbytes)
 
     def feed(self, data: Any) -> None:
         """Copy ``data`` (any contiguous buffer) into the window."""
@@ -245,7 +255,7 @@ class FrameDecoder(ReceiveWindow):
             self._make_room(size)
             with memoryview(self._data) as window:
                 window[self._end : self._end + size] = source
-        self.buffer_updated(size)
+        self._commit(size)
 
     def feed_eof(self) -> None:
         """Mark the end of the stream.
@@ -266,17 +276,18 @@ class FrameDecoder(ReceiveWindow):
                 self._fail(
                     TruncatedError("stream ended inside a frame prefix", self._base + pos), pos
                 )
-            end = pos + n + varint_value(byte_pointer(self._data), pos, n)
-            if end > self._end:
+            size = varint_value(byte_pointer(self._data), pos, n)
+            received = self._end - pos - n
+            if size > received:
                 self._fail(
                     TruncatedError(
                         "stream ended inside a frame body",
                         self._base + pos,
-                        missing=end - self._end,
+                        missing=size - received,
                     ),
                     pos,
                 )
-            pos = end
+            pos += n + size
 
     # --- frames out --------------------------------------------------------
 
@@ -307,6 +318,12 @@ class FrameDecoder(ReceiveWindow):
 
     # --- internals ---------------------------------------------------------
 
+    def _commit(self, nbytes: int) -> None:
+        """Count ``nbytes`` written after ``_end`` as received."""
+        self._end += nbytes
+        self._offered = 0
+        self._locate_frame()  # a bad or oversized prefix is refused at once
+
     def _check_receiving(self) -> None:
         if self._error is not None:
             raise self._error
@@ -317,7 +334,7 @@ class FrameDecoder(ReceiveWindow):
         """Whether the whole frame at ``_start`` is buffered."""
         return (
             self._locate_frame()
-            and self._start + self._prefix_size + self._payload_size <= self._end
+            and self._payload_size <= self._end - self._start - self._prefix_size
         )
 
     def _locate_frame(self) -> bool:

@@ -152,7 +152,7 @@ def position(offset: object) -> int:
     check that follows raises the usual codec error instead of an
     ``OverflowError``.
     """
-    number = operator.index(offset)  # type: ignore[call-overload]
+    number = operator.index(offset)  # type: ignore[arg-type]
     if number < 0:
         raise ValueError(f"offset must not be negative, got {number}")
     return min(number, sys.maxsize)
@@ -164,10 +164,11 @@ def acquire(buffer: object, view: object, flags: int) -> None:
     numpy reports a read-only or non-contiguous array with ``ValueError``; the
     uncompiled build (:func:`byte_view`) raises ``BufferError`` for both.
     """
-    try:
-        PyObject_GetBuffer(buffer, view, flags)
-    except ValueError as exc:
-        raise BufferError(str(exc)) from exc
+    if cython.compiled:
+        try:
+            PyObject_GetBuffer(buffer, view, flags)
+        except ValueError as exc:
+            raise BufferError(str(exc)) from exc
 
 
 # --- argument checks -------------------------------------------------------

@@ -1,0 +1,274 @@
+"""Heap bounds of the framing layer: no payload-sized temporaries, nothing reserved from a
+declared length.
+
+Each measurement warms the code path up first (so growth to a steady
+capacity and one-time caches are not counted), collects garbage, then traces
+one run and reports ``(net, peak)``: bytes still allocated at the end and the
+highest point reached, both relative to the start of the trace.
+
+Two tracers:
+
+* ``tracemalloc`` sees every allocation made through Python's allocators,
+  which is where the codec's buffers, ``bytes`` and ``memoryview`` objects live;
+* ``memray`` (when importable) also sees native ``malloc`` calls, such as
+  upb's serialization arena. upb serializes a 1 MiB message through about
+  3 MiB of native arena before the ``bytes`` result exists, on our path and
+  the naive one alike, so with memray the Blob check compares our
+  ``encode`` with ``SerializeToString()`` alone rather than with the naive
+  framing (which memray cannot tell apart from ours).
+"""
+
+from __future__ import annotations
+
+import gc
+import tempfile
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from google.protobuf.internal.encoder import _VarintBytes
+
+from codec import FrameDecoder, FrameEncoder, FrameTooLargeError, varint
+from codec._peerbench import Blob
+
+KiB = 1024
+MiB = 1024 * KiB
+SLACK = 64 * KiB
+PAYLOAD = bytes(range(256)) * (MiB // 256)
+
+BACKENDS = ["tracemalloc", "memray"]
+# Bytes a run may leave allocated. memray also counts, as never freed, a few KiB
+# the interpreter keeps for itself (frame and specialization caches of the
+# uncompiled build's Python functions), which tracemalloc does not see.
+NET_SLACK = {"tracemalloc": 4 * KiB, "memray": 8 * KiB}
+
+
+def _trace_tracemalloc(action: Callable[[], object]) -> tuple[int, int]:
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        action()
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return after - before, peak - before
+
+
+def _trace_memray(action: Callable[[], object]) -> tuple[int, int]:
+    memray = pytest.importorskip("memray")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "trace.bin"
+        with memray.Tracker(path, trace_python_allocators=True):
+            action()
+        reader = memray.FileReader(path)
+        try:
+            peak = reader.metadata.peak_memory
+            net = sum(r.size for r in reader.get_leaked_allocation_records(merge_threads=True))
+        finally:
+            reader.close()
+    return net, peak
+
+
+def measure(
+    action: Callable[[], object],
+    *,
+    warmup: Callable[[], object] | None = None,
+    backend: str = "tracemalloc",
+) -> tuple[int, int]:
+    """Warm up, collect, trace one run of ``action``; return ``(net, peak)``.
+
+    The warm-up (by default ``action`` itself) runs twice: in the uncompiled
+    build the first run after a buffer grew still reallocates it once, when
+    ``is_exported`` probes it with ``append``/``pop``.
+    """
+    for _ in range(2):
+        (warmup or action)()
+    gc.collect()
+    if backend == "memray":
+        return _trace_memray(action)
+    return _trace_tracemalloc(action)
+
+
+def frame(payload: bytes) -> bytes:
+    return _VarintBytes(len(payload)) + payload
+
+
+# --- the measurement itself ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_measure_sees_a_payload_sized_temporary(backend: str) -> None:
+    """The bounds below can fail: a 1 MiB temporary shows up in the peak, not in net."""
+    net, peak = measure(lambda: bytearray(PAYLOAD), backend=backend)
+    assert peak >= MiB
+    assert net < SLACK
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cold_encoder_shows_its_growth(backend: str) -> None:
+    def cold() -> None:
+        encoder = FrameEncoder()
+        encoder.write(PAYLOAD)
+
+    _, peak = measure(cold, backend=backend)
+    assert peak >= MiB
+
+
+# --- (a) a 1 MiB payload into a warm encoder ------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_warm_encoder_write_allocates_no_payload_copy(backend: str) -> None:
+    encoder = FrameEncoder()
+
+    def write() -> None:
+        encoder.clear()
+        encoder.write(PAYLOAD)
+
+    net, peak = measure(write, backend=backend)
+    assert peak < SLACK, peak
+    assert net < SLACK, net
+    assert bytes(encoder.getbuffer()) == frame(PAYLOAD)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_warm_encoder_many_small_writes(backend: str) -> None:
+    encoder = FrameEncoder()
+    item = b"s" * 35
+
+    def write() -> None:
+        encoder.clear()
+        for _ in range(10_000):
+            encoder.write(item)
+
+    net, peak = measure(write, backend=backend)
+    assert peak < SLACK, peak
+    assert net < NET_SLACK[backend], net
+    assert len(encoder) == 36 * 10_000
+
+
+# --- (b) 10,000 frames of 1 KiB from a warm decoder -----------------------------------
+
+STREAM = b"".join(frame(bytes([i % 256]) * KiB) for i in range(10_000))
+
+
+@pytest.mark.parametrize("via", ["feed", "buffer"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_warm_decoder_splits_frames_without_copies(backend: str, via: str) -> None:
+    decoder = FrameDecoder()
+    sizes: list[int] = []
+
+    def split() -> None:
+        if via == "feed":
+            decoder.feed(STREAM)
+        else:
+            with decoder.get_buffer(len(STREAM)) as view:
+                view[:] = STREAM
+            decoder.buffer_updated(len(STREAM))
+        count = total = 0
+        while (frame_view := decoder.next_frame()) is not None:
+            count += 1
+            total += len(frame_view)
+            del frame_view  # drop each view before the next
+        sizes.append(count)
+        sizes.append(total)
+
+    net, peak = measure(split, backend=backend)
+    assert sizes[-2:] == [10_000, 10_000 * KiB]
+    assert peak < SLACK, peak
+    assert net < NET_SLACK[backend], net
+
+
+# --- (c) a 1 MiB Blob message into a warm encoder -------------------------------------
+
+BLOB = Blob(data=PAYLOAD)
+
+
+def _naive_blob_frame() -> bytes:
+    serialized = BLOB.SerializeToString()
+    return _VarintBytes(len(serialized)) + serialized
+
+
+def test_blob_into_warm_encoder_costs_one_payload() -> None:
+    encoder = FrameEncoder()
+
+    def encode() -> None:
+        encoder.clear()
+        encoder.encode(BLOB)
+
+    _, ours = measure(encode)
+    _, naive = measure(_naive_blob_frame)
+    assert ours <= MiB + SLACK, ours  # upb's SerializeToString result, copied once
+    assert naive >= 2 * MiB, naive
+    assert ours < naive
+    assert bytes(encoder.getbuffer()) == _naive_blob_frame()
+
+
+def test_blob_into_warm_encoder_adds_nothing_to_serialization_memray() -> None:
+    """With native allocations seen too: framing costs no more than upb's serializer alone."""
+    encoder = FrameEncoder()
+
+    def encode() -> None:
+        encoder.clear()
+        encoder.encode(BLOB)
+
+    _, ours = measure(encode, backend="memray")
+    _, serialize = measure(BLOB.SerializeToString, backend="memray")
+    assert serialize >= MiB
+    assert ours <= serialize + SLACK, (ours, serialize)
+
+
+# --- (d) hostile prefixes ---------------------------------------------------------------
+
+HOSTILE = [
+    pytest.param(bytes.fromhex("ff ff ff ff ff ff ff ff 7f"), {}, id="2^63-1"),
+    pytest.param(bytes.fromhex("ff ff ff ff 0f"), {}, id="0xffffffff"),
+    pytest.param(varint.encode(4 * MiB + 1), {}, id="limit+1"),
+    pytest.param(bytes.fromhex("80 80 80 80 10"), {}, id="2^32"),
+    pytest.param(varint.encode(1024 * MiB + 1), {"max_frame_size": 1024 * MiB}, id="1GiB-limit+1"),
+]
+
+
+@pytest.mark.parametrize("via", ["feed", "buffer"])
+@pytest.mark.parametrize(("prefix", "kwargs"), HOSTILE)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hostile_prefix_is_refused_without_allocation(
+    backend: str, prefix: bytes, kwargs: dict[str, int], via: str
+) -> None:
+    errors: list[FrameTooLargeError] = []
+
+    def hostile() -> None:
+        decoder = FrameDecoder(**kwargs)
+        try:
+            if via == "feed":
+                decoder.feed(prefix)
+            else:
+                with decoder.get_buffer(len(prefix)) as view:
+                    view[:] = prefix
+                decoder.buffer_updated(len(prefix))
+        except FrameTooLargeError as exc:
+            errors.append(exc)
+
+    _, peak = measure(hostile, backend=backend)
+    assert len(errors) == 3  # two warm-ups and the traced run
+    assert errors[-1].size > errors[-1].limit
+    assert peak < SLACK, peak
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [pytest.param(4 * MiB, id="4MiB-at-limit"), pytest.param(2**40, id="1TiB-huge-limit")],
+)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_accepted_large_prefix_reserves_nothing(backend: str, declared: int) -> None:
+    """F2/F6: memory follows the bytes received, never the length declared."""
+
+    def stalled() -> None:
+        decoder = FrameDecoder(max_frame_size=2**41)
+        decoder.feed(varint.encode(declared) + b"x" * 100)
+        assert decoder.frame_in_progress
+
+    _, peak = measure(stalled, backend=backend)
+    assert peak < SLACK, peak

@@ -26,6 +26,18 @@ from codec.framing import (  # noqa: E402
     FrameEncoder,
     encode_frame_into,
 )
+from codec.schema import (  # noqa: E402
+    Struct,
+    decode,
+    encode,
+    encoded_size,
+    from_pb2,
+    load_structs,
+    struct,
+    to_pb2,
+    unknown_fields,
+    which_oneof,
+)
 
 #: True when every module of the compiled core is loaded (not their .py source).
 COMPILED: bool = _varint.COMPILED and _buffer.COMPILED and framing.COMPILED
@@ -42,9 +54,19 @@ __all__ = [
     "FrameDecoder",
     "FrameEncoder",
     "FrameTooLargeError",
+    "Struct",
     "TruncatedError",
     "VarintError",
     "WireFormatError",
+    "decode",
+    "encode",
     "encode_frame_into",
+    "encoded_size",
+    "from_pb2",
+    "load_structs",
+    "struct",
+    "to_pb2",
+    "unknown_fields",
     "varint",
+    "which_oneof",
 ]

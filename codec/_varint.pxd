@@ -24,10 +24,10 @@ cdef Py_ssize_t varint_size(uint64_t value) noexcept nogil
 cdef Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos, uint64_t value) noexcept nogil
 
 @cython.locals(value=uint64_t, chunk=uint64_t, i=Py_ssize_t)
-cdef uint64_t _read_le(const unsigned char *data, Py_ssize_t pos, Py_ssize_t width) noexcept nogil
+cdef uint64_t read_le(const unsigned char *data, Py_ssize_t pos, Py_ssize_t width) noexcept nogil
 
 @cython.locals(i=Py_ssize_t)
-cdef Py_ssize_t _write_le(unsigned char *out, Py_ssize_t pos, uint64_t value,
+cdef Py_ssize_t write_le(unsigned char *out, Py_ssize_t pos, uint64_t value,
                           Py_ssize_t width) noexcept nogil
 
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1

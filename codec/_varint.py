@@ -116,7 +116,7 @@ def varint_write(out: Bytes, pos: int, value: int) -> int:
     return pos + 1
 
 
-def _read_le(data: Bytes, pos: int, width: int) -> int:
+def read_le(data: Bytes, pos: int, width: int) -> int:
     value = 0
     for i in range(width):
         chunk = data[pos + i]
@@ -124,7 +124,7 @@ def _read_le(data: Bytes, pos: int, width: int) -> int:
     return value
 
 
-def _write_le(out: Bytes, pos: int, value: int, width: int) -> int:
+def write_le(out: Bytes, pos: int, value: int, width: int) -> int:
     for i in range(width):
         out[pos + i] = (value >> (8 * i)) & 0xFF
     return pos + width
@@ -273,7 +273,7 @@ def _store_at(out: Bytes, length: int, offset: int, value: int, width: int) -> i
     if offset > length or n > length - offset:
         raise EncodeError(f"no room for {n} bytes at offset {offset} of a {length}-byte buffer")
     if width:
-        return _write_le(out, offset, value, width)
+        return write_le(out, offset, value, width)
     return varint_write(out, offset, value)
 
 
@@ -298,7 +298,7 @@ def _load_at(data: Bytes, length: int, offset: int, width: int, strict: bool) ->
                 offset,
                 missing=width - (length - offset) if offset <= length else width,
             )
-        return _read_le(data, offset, width), offset + width
+        return read_le(data, offset, width), offset + width
     n = varint_scan(data, offset, length, strict)
     if n == 0:
         raise TruncatedError("buffer ends inside a varint", offset)

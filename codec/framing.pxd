@@ -6,6 +6,7 @@ from libc.stdint cimport uint64_t
 from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
 )
+from codec._struct cimport MessagePlan, Struct, message_size_at, plan_of, write_message_at
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )
@@ -16,20 +17,31 @@ ctypedef unsigned char uchar
 cdef Py_ssize_t _frame_into(bytearray data, Py_ssize_t offset, object payload, Py_ssize_t limit,
                             bint exact) except -1
 
-@cython.locals(body=Py_ssize_t, end=Py_ssize_t, out=cython.p_uchar)
+@cython.locals(body=Py_ssize_t)
 cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *source, Py_ssize_t size,
                            Py_ssize_t limit, bint exact) except -1
+
+@cython.locals(plan=MessagePlan, size=Py_ssize_t, body=Py_ssize_t)
+cdef Py_ssize_t _put_struct(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
+                            bint exact) except -1
+
+@cython.locals(body=Py_ssize_t, end=Py_ssize_t)
+cdef Py_ssize_t _frame_room(bytearray data, Py_ssize_t offset, Py_ssize_t size, Py_ssize_t limit,
+                            bint exact) except -1
 
 cdef class FrameEncoder(WriteBuffer):
     cdef Py_ssize_t _max_frame_size
 
     @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
     cpdef Py_ssize_t write(self, object payload) except -1
+    @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
+    cpdef Py_ssize_t encode(self, object message) except -1
 
 cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _max_frame_size
     cdef bint _strict
     cdef object _message_type
+    cdef bint _struct_type
     cdef Py_ssize_t _prefix_size, _payload_size
     cdef object _error
     cdef Py_ssize_t _error_offset
@@ -46,5 +58,6 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _prefix_at(self, Py_ssize_t pos) except -1
     cdef int _fail(self, object error, Py_ssize_t pos) except -1
     cdef object _parse(self, memoryview frame, Py_ssize_t start)
+    cdef Py_ssize_t _prefix_of(self, Py_ssize_t pos) noexcept
 
 cdef object _serialize(object message)

@@ -36,10 +36,12 @@ except ImportError:  # the uncompiled build does not need Cython
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
+from codec._struct import decode
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, grown, resize
+    from codec._struct import Struct, message_size_at, plan_of, write_message_at
     from codec._varint import (
         acquire,
         varint_error,
@@ -97,6 +99,25 @@ def _frame_into(data: bytearray, offset: int, payload: object, limit: int, exact
 def _put_frame(
     data: bytearray, offset: int, source: Bytes, size: int, limit: int, exact: bool
 ) -> int:
+    body = _frame_room(data, offset, size, limit, exact)
+    copy_bytes(byte_pointer(data), body, source, size)
+    return body + size
+
+
+def _put_struct(data: bytearray, offset: int, message: Struct, limit: int, exact: bool) -> int:
+    """Write a struct as a frame at ``offset`` of ``data``; return the frame's end."""
+    plan = plan_of(message)
+    size = message_size_at(plan, message, 0)  # checks every value before anything is written
+    body = _frame_room(data, offset, size, limit, exact)
+    return write_message_at(plan, message, byte_pointer(data), body, 0)
+
+
+def _frame_room(data: bytearray, offset: int, size: int, limit: int, exact: bool) -> int:
+    """Make room for a frame of ``size`` payload bytes at ``offset``, write its prefix.
+
+    Returns where the payload goes. With ``exact``, ``data`` is resized to end
+    with the frame; otherwise it grows geometrically when the frame does not fit.
+    """
     if size > limit:
         raise FrameTooLargeError(size, limit)
     body = offset + varint_size(size)
@@ -105,10 +126,8 @@ def _put_frame(
         resize(data, end)
     elif end > len(data):
         resize(data, grown(len(data), end))
-    out = byte_pointer(data)
-    varint_write(out, offset, size)
-    copy_bytes(out, body, source, size)
-    return end
+    varint_write(byte_pointer(data), offset, size)
+    return body
 
 
 def encode_frame_into(
@@ -120,8 +139,9 @@ def encode_frame_into(
 ) -> int:
     """Write one frame into a caller's ``bytearray`` at ``offset``; return its end offset.
 
-    ``message_or_payload`` is a google.protobuf message (serialized once) or
-    any contiguous buffer used as the payload. ``offset=-1`` appends. As with
+    ``message_or_payload`` is a struct (written in place), a google.protobuf
+    message (serialized once) or any contiguous buffer used as the payload.
+    ``offset=-1`` appends. As with
     msgspec's ``encode_into``, ``buffer`` is resized to end where the frame
     ends. On error (:class:`FrameTooLargeError`, :class:`EncodeError`) the
     buffer is left unchanged.
@@ -132,10 +152,13 @@ def encode_frame_into(
         offset = len(buffer)
     elif not 0 <= offset <= len(buffer):
         raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
+    limit = _checked_limit(max_frame_size)
+    if isinstance(message_or_payload, Struct):
+        return _put_struct(buffer, offset, message_or_payload, limit, True)
     payload = message_or_payload
     if hasattr(payload, "SerializeToString"):
         payload = _serialize(payload)
-    return _frame_into(buffer, offset, payload, _checked_limit(max_frame_size), True)
+    return _frame_into(buffer, offset, payload, limit, True)
 
 
 class FrameEncoder(WriteBuffer):
@@ -172,7 +195,16 @@ class FrameEncoder(WriteBuffer):
         return written
 
     def encode(self, message: Any) -> int:
-        """Append one google.protobuf message as a frame; return the bytes appended."""
+        """Append one message (a struct or a google.protobuf message) as a frame.
+
+        Returns the bytes appended. A struct is written straight into the
+        buffer; a google.protobuf message is serialized once, then copied.
+        """
+        if isinstance(message, Struct):
+            end = _put_struct(self._data, self._length, message, self._max_frame_size, False)
+            written = end - self._length
+            self._length = end
+            return written
         return self.write(_serialize(message))
 
 
@@ -205,6 +237,7 @@ class FrameDecoder(ReceiveWindow):
         self._max_frame_size = _checked_limit(max_frame_size)
         self._strict = strict
         self._message_type = message_type
+        self._struct_type = isinstance(message_type, type) and issubclass(message_type, Struct)
         self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
         self._payload_size = 0
         self._error: DecodeError | None = None
@@ -370,15 +403,22 @@ class FrameDecoder(ReceiveWindow):
         raise error
 
     def _parse(self, frame: memoryview, start: int) -> Any:
+        offset = self._base + start
         try:
+            if self._struct_type:
+                return decode(self._message_type, frame, base=offset + self._prefix_of(start))
             return self._message_type.FromString(frame)
+        except DecodeError as exc:
+            self._fail(exc, start)
         except Exception as exc:  # protobuf's DecodeError, or anything its parser raises
             name = getattr(self._message_type, "__name__", "message")
-            self._fail(
-                DecodeError(f"frame is not a valid {name}: {exc}", self._base + start), start
-            )
+            self._fail(DecodeError(f"frame is not a valid {name}: {exc}", offset), start)
         finally:
             frame.release()
+
+    def _prefix_of(self, pos: int) -> int:
+        """Length of the (valid) frame prefix at ``pos``."""
+        return varint_scan(byte_pointer(self._data), pos, self._end, self._strict)  # type: ignore[no-any-return]
 
 
 __all__ = [

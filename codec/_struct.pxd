@@ -1,0 +1,172 @@
+# C types for _struct.py (Cython pure-Python mode).
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from codec._buffer cimport byte_pointer, copy_bytes
+from codec._varint cimport (
+    acquire, read_le, varint_error, varint_scan, varint_size, varint_value, varint_write, write_le,
+)
+
+ctypedef unsigned char uchar
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+    char *PyBytes_AS_STRING(object data)
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+    long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
+    unsigned long long PyLong_AsUnsignedLongLong(object number) except? <unsigned long long>-1
+
+cdef int INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM
+cdef int FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE
+cdef int STRING, BYTES, MESSAGE, GROUP
+cdef int VARINT, I64, LEN, SGROUP, EGROUP, I32
+cdef uint64_t _MASK32, _MASK64
+cdef int64_t _INT32_MIN, _INT32_MAX
+cdef int _MAX_DEPTH
+
+cdef class FieldPlan:
+    cdef public str name
+    cdef public int number, kind, wire_type
+    cdef public Py_ssize_t slot
+    cdef public bint repeated, packed, presence
+    cdef public str utf8
+    cdef public object closed_enum
+    cdef public uint64_t tag, end_tag
+    cdef public Py_ssize_t tag_size
+    cdef public MessagePlan message
+    cdef public FieldPlan map_key, map_value
+    cdef public str numpy_type
+    cdef public tuple oneof_slots
+
+cdef class MessagePlan:
+    cdef public str full_name
+    cdef public list fields_by_slot, fields, defaults
+    cdef public dict by_number, by_name, oneofs
+    cdef public object cls
+
+cdef class Struct:
+    cdef MessagePlan _plan
+    cdef public list _values
+    cdef public bytes _unknown
+
+cdef class Field:
+    cdef readonly Py_ssize_t slot
+    cdef readonly str name
+
+cdef class _Decoding:
+    cdef public object source
+    cdef Py_ssize_t base
+    cdef bint zero_copy, numpy
+    cdef Py_ssize_t max_depth, elements
+    cdef bytes rejected_entry
+    cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
+
+cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
+cdef object _integer_of(FieldPlan field, MessagePlan plan, object value)
+@cython.locals(signed=int64_t, overflow=int)
+cdef int64_t _signed_of(FieldPlan field, MessagePlan plan, object value,
+                        int bits) except? -0x7fffffffffffffff
+@cython.locals(signed=int64_t, overflow=int)
+cdef uint64_t _unsigned_of(FieldPlan field, MessagePlan plan, object value,
+                           int bits) except? 0xfffffffffffffffe
+cdef bint _truth(FieldPlan field, MessagePlan plan, object value) except -1
+cdef uint64_t _twos(int64_t number) noexcept
+cdef double _real(FieldPlan field, MessagePlan plan, object value) except? -1.0
+@cython.locals(bits=uint64_t)
+cdef uint64_t _double_bits(double number) noexcept
+@cython.locals(bits32=uint32_t, single=float)
+cdef uint64_t _float_bits(double number) noexcept
+@cython.locals(kind=int, number=int64_t)
+cdef uint64_t _scalar_bits(FieldPlan field, MessagePlan plan, object value) except? 0xfffffffffffffffe
+@cython.locals(size=Py_ssize_t)
+cdef Py_ssize_t _text_size(FieldPlan field, MessagePlan plan, object value) except -1
+@cython.locals(size=Py_ssize_t, text=cython.p_const_char)
+cdef Py_ssize_t _write_text(FieldPlan field, MessagePlan plan, object value, uchar *out,
+                            Py_ssize_t pos) except -1
+cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
+cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) except -1
+@cython.locals(size=Py_ssize_t, view=Py_buffer)
+cdef Py_ssize_t _write_bytes(FieldPlan field, MessagePlan plan, object value, uchar *out,
+                             Py_ssize_t pos) except -1
+@cython.locals(size=Py_ssize_t, bits=uint64_t)
+cdef Py_ssize_t _implicit_size(FieldPlan field, MessagePlan plan, object value) except -1
+cdef Py_ssize_t _bits_size(FieldPlan field, uint64_t bits) noexcept
+cdef Py_ssize_t _write_bits(FieldPlan field, uint64_t bits, uchar *out, Py_ssize_t pos) noexcept
+@cython.locals(kind=int, size=Py_ssize_t)
+cdef Py_ssize_t _value_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
+@cython.locals(sub=MessagePlan)
+cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value,
+                                 int depth) except -1
+@cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan)
+cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth) except -1
+cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
+@cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
+cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
+@cython.locals(values=list, total=Py_ssize_t, field=FieldPlan)
+cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
+@cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
+cdef int _check_oneofs(MessagePlan plan, list values) except -1
+cdef object _oneof_error(MessagePlan plan, list values, str name, object slots)
+cpdef Py_ssize_t message_size(object message) except -1
+@cython.locals(instance=Struct)
+cdef MessagePlan plan_of(object message)
+@cython.locals(kind=int, sub=MessagePlan)
+cdef Py_ssize_t _write_value(FieldPlan field, MessagePlan plan, object value, uchar *out,
+                             Py_ssize_t pos, int depth) except -1
+@cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, payload=Py_ssize_t,
+               bits=uint64_t)
+cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
+                             Py_ssize_t pos, int depth) except -1
+@cython.locals(values=list, field=FieldPlan)
+cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
+                                 int depth) except -1
+
+@cython.locals(message=Struct)
+cpdef Struct new_struct(MessagePlan plan)
+@cython.locals(n=Py_ssize_t, tag=uint64_t)
+cdef uint64_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                        _Decoding state) except? 0
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _read_varint(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                             _Decoding state) except -1
+@cython.locals(n=Py_ssize_t, size=uint64_t)
+cdef Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                            _Decoding state) except -1
+@cython.locals(wire=int, width=Py_ssize_t, inner=uint64_t, open_groups=list)
+cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uint64_t tag,
+                      _Decoding state, int depth) except -1
+@cython.locals(values=list, start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
+               after=Py_ssize_t)
+cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
+                               Py_ssize_t end, _Decoding state, int depth, int group) except -1
+@cython.locals(slot=Py_ssize_t, after=Py_ssize_t, body=Py_ssize_t)
+cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, list values, const uchar *data,
+                              Py_ssize_t pos, Py_ssize_t end, int wire, _Decoding state,
+                              int depth) except -2
+cdef Py_ssize_t _body(const uchar *data, Py_ssize_t pos, Py_ssize_t end) noexcept
+cdef int _append(list values, Py_ssize_t slot, object value) except -1
+cdef int _set_singular(FieldPlan field, list values, object value) except -1
+@cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
+cdef tuple _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                       _Decoding state)
+cdef object _from_varint(int kind, uint64_t value)
+cdef object _from_fixed(int kind, uint64_t bits)
+cdef int64_t _unzigzag(uint64_t value) noexcept
+cdef int64_t _signed64(uint64_t value) noexcept
+cdef int64_t _signed32(uint64_t value) noexcept
+@cython.locals(bits32=uint32_t, single=float)
+cdef double _bits_float(uint64_t bits) noexcept
+@cython.locals(number=double)
+cdef double _bits_double(uint64_t bits) noexcept
+@cython.locals(width=Py_ssize_t)
+cdef int _decode_packed(FieldPlan field, list values, const uchar *data, Py_ssize_t pos,
+                        Py_ssize_t end, _Decoding state) except -1
+@cython.locals(count=Py_ssize_t)
+cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
+                          Py_ssize_t end, _Decoding state, Py_ssize_t width)
+@cython.locals(entry_plan=MessagePlan, entry=Struct)
+cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
+                       Py_ssize_t end, _Decoding state, int depth) except -1
+cdef const uchar *_bytes_of(object source)

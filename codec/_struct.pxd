@@ -14,6 +14,8 @@ ctypedef unsigned char uchar
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
     char *PyBytes_AS_STRING(object data)
+    bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
+    str PyUnicode_DecodeUTF8(const char *data, Py_ssize_t size, const char *errors)
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
     unsigned long long PyLong_AsUnsignedLongLong(object number) except? <unsigned long long>-1
@@ -23,6 +25,7 @@ cdef int FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE
 cdef int STRING, BYTES, MESSAGE, GROUP
 cdef int VARINT, I64, LEN, SGROUP, EGROUP, I32
 cdef uint64_t _MASK32, _MASK64
+cdef Py_ssize_t _DIRECT_NUMBERS
 cdef int64_t _INT32_MIN, _INT32_MAX
 cdef int _MAX_DEPTH
 
@@ -42,9 +45,13 @@ cdef class FieldPlan:
 
 cdef class MessagePlan:
     cdef public str full_name
-    cdef public list fields_by_slot, fields, defaults
+    cdef public list fields_by_slot, fields, defaults, numbered, containers
     cdef public dict by_number, by_name, oneofs
     cdef public object cls
+    cpdef FieldPlan field_numbered(self, Py_ssize_t number)
+    cpdef index_containers(self)
+    @cython.locals(values=list, slot=Py_ssize_t, is_map=bint)
+    cpdef list new_values(self)
 
 cdef class Struct:
     cdef MessagePlan _plan
@@ -55,12 +62,16 @@ cdef class Field:
     cdef readonly Py_ssize_t slot
     cdef readonly str name
 
-cdef class _Decoding:
+cdef class Decoding:
     cdef public object source
     cdef Py_ssize_t base
     cdef bint zero_copy, numpy
-    cdef Py_ssize_t max_depth, elements
+    cdef Py_ssize_t max_depth, max_elements, elements
+    @cython.locals(message=Struct)
+    cpdef Struct run(self, MessagePlan plan, object source, Py_ssize_t base)
     cdef bytes rejected_entry
+    cdef uint64_t tag
+    cdef Py_ssize_t body, after
     cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
@@ -126,31 +137,32 @@ cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, P
 @cython.locals(message=Struct)
 cpdef Struct new_struct(MessagePlan plan)
 @cython.locals(n=Py_ssize_t, tag=uint64_t)
-cdef uint64_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                        _Decoding state) except? 0
+cdef Py_ssize_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                          Decoding state) except -1
 @cython.locals(n=Py_ssize_t)
 cdef Py_ssize_t _read_varint(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                             _Decoding state) except -1
+                             Decoding state) except -1
 @cython.locals(n=Py_ssize_t, size=uint64_t)
 cdef Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                            _Decoding state) except -1
+                            Decoding state) except -1
 @cython.locals(wire=int, width=Py_ssize_t, inner=uint64_t, open_groups=list)
 cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uint64_t tag,
-                      _Decoding state, int depth) except -1
+                      Decoding state, int depth) except -1
 @cython.locals(values=list, start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
                after=Py_ssize_t)
 cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
-                               Py_ssize_t end, _Decoding state, int depth, int group) except -1
+                               Py_ssize_t end, Decoding state, int depth, int group) except -1
 @cython.locals(slot=Py_ssize_t, after=Py_ssize_t, body=Py_ssize_t)
 cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, list values, const uchar *data,
-                              Py_ssize_t pos, Py_ssize_t end, int wire, _Decoding state,
+                              Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
                               int depth) except -2
-cdef Py_ssize_t _body(const uchar *data, Py_ssize_t pos, Py_ssize_t end) noexcept
 cdef int _append(list values, Py_ssize_t slot, object value) except -1
 cdef int _set_singular(FieldPlan field, list values, object value) except -1
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
-cdef tuple _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                       _Decoding state)
+cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                        Decoding state)
+cdef bytes _bytes_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
+cdef str _text_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
 cdef object _from_varint(int kind, uint64_t value)
 cdef object _from_fixed(int kind, uint64_t bits)
 cdef int64_t _unzigzag(uint64_t value) noexcept
@@ -162,11 +174,11 @@ cdef double _bits_float(uint64_t bits) noexcept
 cdef double _bits_double(uint64_t bits) noexcept
 @cython.locals(width=Py_ssize_t)
 cdef int _decode_packed(FieldPlan field, list values, const uchar *data, Py_ssize_t pos,
-                        Py_ssize_t end, _Decoding state) except -1
+                        Py_ssize_t end, Decoding state) except -1
 @cython.locals(count=Py_ssize_t)
 cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
-                          Py_ssize_t end, _Decoding state, Py_ssize_t width)
+                          Py_ssize_t end, Decoding state, Py_ssize_t width)
 @cython.locals(entry_plan=MessagePlan, entry=Struct)
 cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
-                       Py_ssize_t end, _Decoding state, int depth) except -1
+                       Py_ssize_t end, Decoding state, int depth) except -1
 cdef const uchar *_bytes_of(object source)

@@ -50,11 +50,14 @@ from codec.errors import (
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes
     from codec._varint import (
+        acquire,
+        read_le,
         varint_error,
         varint_scan,
         varint_size,
         varint_value,
         varint_write,
+        write_le,
     )
 
 COMPILED: bool = cython.compiled
@@ -81,6 +84,7 @@ _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 # bytes), so a budget bounds what a hostile frame can make us allocate.
 DEFAULT_MAX_ELEMENTS = 1_000_000
 
+_DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _INT32_MIN = -(2**31)
@@ -152,18 +156,32 @@ class MessagePlan:
         self.fields = sorted(fields, key=lambda field: field.number)  # encoding order
         self.by_number = {field.number: field for field in fields}
         self.by_name = {field.name: field for field in fields}
+        # Fields by number for small numbers, the common case: a list index, not a dict lookup.
+        self.numbered: list[FieldPlan | None] = [None] * min(
+            max(self.by_number, default=0) + 1, _DIRECT_NUMBERS
+        )
+        for field in fields:
+            if field.number < len(self.numbered):
+                self.numbered[field.number] = field
         self.defaults: list[Any] = [None] * len(fields)
+        self.containers: list[tuple[int, bool]] = []  # (slot, is a map): see index_containers
         self.oneofs: dict[str, tuple[int, ...]] = {}
         self.cls: Any = None
+
+    def index_containers(self) -> None:
+        """Note which slots start as fresh lists or dicts (once map fields are known)."""
+        self.containers = [(f.slot, f.map_key is not None) for f in self.fields if f.repeated]
+
+    def field_numbered(self, number: int) -> FieldPlan | None:
+        if number < len(self.numbered):
+            return self.numbered[number]
+        return self.by_number.get(number)
 
     def new_values(self) -> list[Any]:
         """Default field values for a new struct (fresh lists and dicts)."""
         values = list(self.defaults)
-        for field in self.fields:
-            if field.map_key is not None:
-                values[field.slot] = {}
-            elif field.repeated:
-                values[field.slot] = []
+        for slot, is_map in self.containers:
+            values[slot] = {} if is_map else []
         return values
 
 
@@ -661,14 +679,31 @@ def encode(message: Struct) -> bytes:
 # --- decoding --------------------------------------------------------------
 
 
-class _Decoding:
-    """State of one decode: options, budgets, and where the input sits in a stream."""
+class Decoding:
+    """Options of a decode, and the state of the one under way (reusable, one at a time)."""
 
-    def __init__(self, source: memoryview, base: int, options: tuple[bool, bool, int, int]) -> None:
+    def __init__(self, zero_copy: bool, numpy: bool, max_depth: int, max_elements: int) -> None:
+        self.zero_copy = zero_copy
+        self.numpy = numpy
+        self.max_depth = max_depth
+        self.max_elements = max_elements
+        self.source: memoryview | None = None  # the input, a flat byte view
+        self.base = 0  # stream offset of the input's first byte, for error offsets
+        self.elements = 0  # budget left
+        self.rejected_entry: bytes | None = None
+        self.tag = 0  # set by _read_tag
+        self.body = 0  # set by _length_end: where the value's bytes start
+        self.after = 0  # set by _read_value: where the value ends
+
+    def run(self, plan: MessagePlan, source: memoryview, base: int) -> Struct:
+        """Decode all of ``source`` (a flat byte view) as a message of ``plan``."""
         self.source = source
         self.base = base
-        self.zero_copy, self.numpy, self.max_depth, self.elements = options
-        self.rejected_entry: bytes | None = None
+        self.elements = self.max_elements
+        self.rejected_entry = None
+        message = new_struct(plan)
+        decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
+        return message
 
     def spend(self, count: int, offset: int) -> None:
         self.elements -= count
@@ -677,15 +712,15 @@ class _Decoding:
 
 
 def new_struct(plan: MessagePlan) -> Struct:
-    message: Struct = plan.cls.__new__(plan.cls)
+    message: Struct = Struct.__new__(plan.cls)
     message._plan = plan
     message._values = plan.new_values()
     message._unknown = b""
     return message
 
 
-def _read_tag(data: Any, pos: int, end: int, state: _Decoding) -> int:
-    """The tag at ``pos`` (checked), or raise."""
+def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
+    """Read and check the tag at ``pos`` into ``state.tag``; return the position after it."""
     n = varint_scan(data, pos, end, False)
     if n <= 0:
         if n == 0:
@@ -698,10 +733,11 @@ def _read_tag(data: Any, pos: int, end: int, state: _Decoding) -> int:
         raise WireFormatError("field number 0", state.base + pos)
     if tag & 7 > I32:
         raise WireFormatError(f"reserved wire type {tag & 7}", state.base + pos)
-    return tag
+    state.tag = tag
+    return pos + n  # type: ignore[no-any-return]
 
 
-def _read_varint(data: Any, pos: int, end: int, state: _Decoding) -> int:
+def _read_varint(data: Any, pos: int, end: int, state: Decoding) -> int:
     n = varint_scan(data, pos, end, False)
     if n <= 0:
         if n == 0:
@@ -710,16 +746,20 @@ def _read_varint(data: Any, pos: int, end: int, state: _Decoding) -> int:
     return n
 
 
-def _length_end(data: Any, pos: int, end: int, state: _Decoding) -> int:
-    """End position of the length-delimited value whose prefix is at ``pos``."""
+def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
+    """End of the length-delimited value whose prefix is at ``pos``.
+
+    Its body starts at ``state.body``.
+    """
     n = _read_varint(data, pos, end, state)
     size = varint_value(data, pos, n)
     if size > end - pos - n:
         raise TruncatedError("length-delimited value runs past its message", state.base + pos)
+    state.body = pos + n
     return pos + n + size  # type: ignore[no-any-return]
 
 
-def _skip(data: Any, pos: int, end: int, tag: int, state: _Decoding, depth: int) -> int:
+def _skip(data: Any, pos: int, end: int, tag: int, state: Decoding, depth: int) -> int:
     """Position after the value of a field with ``tag`` whose value starts at ``pos``."""
     wire = tag & 7
     if wire == VARINT:
@@ -741,8 +781,8 @@ def _skip(data: Any, pos: int, end: int, tag: int, state: _Decoding, depth: int)
         if pos >= end:
             raise TruncatedError("message ends inside a group", state.base + pos)
         start = pos
-        inner = _read_tag(data, pos, end, state)
-        pos += _read_varint(data, pos, end, state)
+        pos = _read_tag(data, pos, end, state)
+        inner = state.tag
         if inner & 7 == SGROUP:
             open_groups.append(inner >> 3)
         elif inner & 7 == EGROUP:
@@ -759,7 +799,7 @@ def decode_message(
     data: Any,
     pos: int,
     end: int,
-    state: _Decoding,
+    state: Decoding,
     depth: int,
     group: int,
 ) -> int:
@@ -774,13 +814,13 @@ def decode_message(
     unknown: bytearray | None = None
     while pos < end:
         start = pos
-        tag = _read_tag(data, pos, end, state)
-        pos += _read_varint(data, pos, end, state)
+        pos = _read_tag(data, pos, end, state)
+        tag = state.tag
         if tag & 7 == EGROUP:
             if group and tag >> 3 == group:
                 break
             raise WireFormatError("end-group tag without a matching start", state.base + start)
-        field = plan.by_number.get(tag >> 3)
+        field = plan.field_numbered(tag >> 3)
         if field is not None:
             after = _decode_field(field, plan, values, data, pos, end, tag & 7, state, depth)
             if after >= 0:
@@ -814,7 +854,7 @@ def _decode_field(
     pos: int,
     end: int,
     wire: int,
-    state: _Decoding,
+    state: Decoding,
     depth: int,
 ) -> int:
     """Decode one known field at ``pos``; -1 when it must be kept as unknown."""
@@ -824,12 +864,12 @@ def _decode_field(
             return -1
         after = _length_end(data, pos, end, state)
         state.spend(1, state.base + pos)
-        if _decode_entry(field, values[slot], data, _body(data, pos, end), after, state, depth):
+        if _decode_entry(field, values[slot], data, state.body, after, state, depth):
             return after
         return -1  # as upb does, an entry holding unknown fields stays in the unknown fields
-    if field.repeated and wire == LEN and field.wire_type != LEN:
+    if field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64):
         after = _length_end(data, pos, end, state)
-        _decode_packed(field, values, data, _body(data, pos, end), after, state)
+        _decode_packed(field, values, data, state.body, after, state)
         return after
     if wire != field.wire_type:
         return -1
@@ -843,14 +883,13 @@ def _decode_field(
             )  # type: ignore[arg-type]
         else:
             after = _length_end(data, pos, end, state)
-            body = _body(data, pos, end)
-            decode_message(field.message, sub, data, body, after, state, depth + 1, 0)  # type: ignore[arg-type]
+            decode_message(field.message, sub, data, state.body, after, state, depth + 1, 0)  # type: ignore[arg-type]
         if field.repeated:
             values[slot].append(sub)
         else:
             _set_singular(field, values, sub)
         return after
-    value, after = _read_value(field, data, pos, end, state)
+    value = _read_value(field, data, pos, end, state)
     if field.closed_enum is not None and value not in field.closed_enum:
         return -1  # proto2: an unknown enum value is kept as an unknown field
     if field.repeated:
@@ -858,7 +897,7 @@ def _decode_field(
         _append(values, slot, value)
     else:
         _set_singular(field, values, value)
-    return after
+    return state.after
 
 
 def _set_singular(field: FieldPlan, values: list[Any], value: Any) -> None:
@@ -868,11 +907,6 @@ def _set_singular(field: FieldPlan, values: list[Any], value: Any) -> None:
     values[field.slot] = value
 
 
-def _body(data: Any, pos: int, end: int) -> int:
-    """Start of the body of a length-delimited value already checked by _length_end."""
-    return pos + varint_scan(data, pos, end, False)  # type: ignore[no-any-return]
-
-
 def _append(values: list[Any], slot: int, value: Any) -> None:
     current = values[slot]
     if hasattr(current, "dtype"):  # a numpy array from an earlier packed run
@@ -880,34 +914,47 @@ def _append(values: list[Any], slot: int, value: Any) -> None:
     current.append(value)
 
 
-def _read_value(
-    field: FieldPlan, data: Any, pos: int, end: int, state: _Decoding
-) -> tuple[Any, int]:
-    """One scalar, string or bytes value at ``pos``: ``(value, end_position)``."""
+def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> Any:
+    """One scalar, string or bytes value at ``pos``; it ends at ``state.after``."""
     kind = field.kind
     if kind <= ENUM:
         n = _read_varint(data, pos, end, state)
-        return _from_varint(kind, varint_value(data, pos, n)), pos + n
+        state.after = pos + n
+        return _from_varint(kind, varint_value(data, pos, n))
     if field.wire_type == I32 or field.wire_type == I64:
         width = 4 if field.wire_type == I32 else 8
         if width > end - pos:
             raise TruncatedError("fixed-width value runs past its message", state.base + pos)
-        return _from_fixed(kind, read_le(data, pos, width)), pos + width
+        state.after = pos + width
+        return _from_fixed(kind, read_le(data, pos, width))
     after = _length_end(data, pos, end, state)
-    start = _body(data, pos, end)
+    start = state.body
+    state.after = after
     if kind == BYTES:
         if state.zero_copy:
-            return state.source[start:after], after
-        return bytes(state.source[start:after]), after
-    raw = bytes(state.source[start:after])
+            return state.source[start:after]
+        return _bytes_at(data, start, after, state)
     try:
-        return raw.decode(), after
+        return _text_at(data, start, after, state)
     except UnicodeDecodeError:
         if field.utf8 == "bytes":
-            return raw, after
+            return _bytes_at(data, start, after, state)
         raise DecodeError(
             f"string field {field.name} is not valid UTF-8", state.base + start
         ) from None
+
+
+def _bytes_at(data: Any, start: int, end: int, state: Decoding) -> bytes:
+    if cython.compiled:
+        return PyBytes_FromStringAndSize(cython.cast(cython.p_char, data + start), end - start)
+    return bytes(state.source[start:end])
+
+
+def _text_at(data: Any, start: int, end: int, state: Decoding) -> str:
+    if cython.compiled:
+        text = cython.cast(cython.p_char, data + start)
+        return PyUnicode_DecodeUTF8(text, end - start, cython.NULL)
+    return bytes(state.source[start:end]).decode()
 
 
 def _from_varint(kind: int, value: int) -> Any:
@@ -971,7 +1018,7 @@ def _bits_double(bits: int) -> float:
 
 
 def _decode_packed(
-    field: FieldPlan, values: list[Any], data: Any, pos: int, end: int, state: _Decoding
+    field: FieldPlan, values: list[Any], data: Any, pos: int, end: int, state: Decoding
 ) -> None:
     """Append the elements of a packed run ``data[pos:end]`` to the field's list."""
     width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
@@ -983,13 +1030,14 @@ def _decode_packed(
         values[field.slot] = _numpy_column(field, values[field.slot], data, pos, end, state, width)
     else:
         while pos < end:
-            value, pos = _read_value(field, data, pos, end, state)
+            value = _read_value(field, data, pos, end, state)
             state.spend(1, state.base + pos)
             _append(values, field.slot, value)  # undeclared closed-enum values are kept too
+            pos = state.after
 
 
 def _numpy_column(
-    field: FieldPlan, current: Any, data: Any, pos: int, end: int, state: _Decoding, width: int
+    field: FieldPlan, current: Any, data: Any, pos: int, end: int, state: Decoding, width: int
 ) -> Any:
     """A packed run as a numpy array (fixed-width: a view of the input), after ``current``."""
     import numpy
@@ -1001,9 +1049,9 @@ def _numpy_column(
     else:
         items: list[Any] = []
         while pos < end:
-            value, pos = _read_value(field, data, pos, end, state)
+            items.append(_read_value(field, data, pos, end, state))
             state.spend(1, state.base + pos)
-            items.append(value)
+            pos = state.after
         column = numpy.array(items, field.numpy_type)
     if len(current):
         column = numpy.concatenate([numpy.asarray(current, field.numpy_type), column])
@@ -1016,7 +1064,7 @@ def _decode_entry(
     data: Any,
     pos: int,
     end: int,
-    state: _Decoding,
+    state: Decoding,
     depth: int,
 ) -> bool:
     """Decode one map entry ``data[pos:end]`` into ``mapping``, unless it holds unknown fields.
@@ -1055,12 +1103,9 @@ def decode(
     counts from ``base``.
     """
     plan: MessagePlan = cls.__plan__  # type: ignore[attr-defined]
+    state = Decoding(zero_copy, numpy, max_depth, max_elements)
     # Not released here: zero-copy fields and numpy columns keep views of it.
-    source = byte_view(buffer, False)
-    state = _Decoding(source, base, (zero_copy, numpy, max_depth, max_elements))
-    message = new_struct(plan)
-    decode_message(plan, message, _bytes_of(source), 0, len(source), state, 0, 0)
-    return message
+    return state.run(plan, byte_view(buffer, False), base)
 
 
 def _bytes_of(source: memoryview) -> Any:

@@ -6,7 +6,9 @@ from libc.stdint cimport uint64_t
 from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
 )
-from codec._struct cimport MessagePlan, Struct, message_size_at, plan_of, write_message_at
+from codec._struct cimport (
+    Decoding, MessagePlan, Struct, message_size_at, plan_of, write_message_at,
+)
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )
@@ -41,7 +43,7 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _max_frame_size
     cdef bint _strict
     cdef object _message_type
-    cdef bint _struct_type
+    cdef Decoding _decoding
     cdef Py_ssize_t _prefix_size, _payload_size
     cdef object _error
     cdef Py_ssize_t _error_offset

@@ -36,12 +36,12 @@ except ImportError:  # the uncompiled build does not need Cython
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
-from codec._struct import decode
+from codec._struct import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ELEMENTS
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, grown, resize
-    from codec._struct import Struct, message_size_at, plan_of, write_message_at
+    from codec._struct import Decoding, Struct, message_size_at, plan_of, write_message_at
     from codec._varint import (
         acquire,
         varint_error,
@@ -51,6 +51,7 @@ if not cython.compiled:  # compiled, framing.pxd cimports these C functions
         varint_write,
     )
 from codec.errors import DecodeError, EncodeError, FrameTooLargeError, TruncatedError
+from codec.wire import Delimited, open_frame
 
 COMPILED: bool = cython.compiled
 
@@ -194,6 +195,17 @@ class FrameEncoder(WriteBuffer):
         self._length = end
         return written
 
+    def frame(self) -> Delimited:
+        """Write one frame field by field: ``with encoder.frame() as writer: ...``.
+
+        The block gets a :class:`~codec.wire.WireWriter` over this encoder.
+        On exit the frame's length prefix is back-patched, minimal, as for a
+        nested message. A payload over ``max_frame_size`` raises
+        :class:`FrameTooLargeError`; that, or any exception inside the block,
+        removes the partial frame.
+        """
+        return open_frame(self, self._max_frame_size)
+
     def encode(self, message: Any) -> int:
         """Append one message (a struct or a google.protobuf message) as a frame.
 
@@ -237,7 +249,9 @@ class FrameDecoder(ReceiveWindow):
         self._max_frame_size = _checked_limit(max_frame_size)
         self._strict = strict
         self._message_type = message_type
-        self._struct_type = isinstance(message_type, type) and issubclass(message_type, Struct)
+        self._decoding = None  # for struct message types: a reusable struct decoder
+        if isinstance(message_type, type) and issubclass(message_type, Struct):
+            self._decoding = Decoding(False, False, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ELEMENTS)
         self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
         self._payload_size = 0
         self._error: DecodeError | None = None
@@ -405,8 +419,9 @@ class FrameDecoder(ReceiveWindow):
     def _parse(self, frame: memoryview, start: int) -> Any:
         offset = self._base + start
         try:
-            if self._struct_type:
-                return decode(self._message_type, frame, base=offset + self._prefix_of(start))
+            if self._decoding is not None:
+                plan = self._message_type.__plan__
+                return self._decoding.run(plan, frame, offset + self._prefix_of(start))
             return self._message_type.FromString(frame)
         except DecodeError as exc:
             self._fail(exc, start)

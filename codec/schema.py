@@ -124,6 +124,7 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
             if field.message_type.GetOptions().map_entry:
                 field_plan.map_key, field_plan.map_value = sub.fields_by_slot
                 sub.full_name = f"{plan.full_name}.{field.name}"  # names the map in errors
+    plan.index_containers()
     for oneof in descriptor.oneofs:
         members = [field.index for field in oneof.fields]
         if not (len(members) == 1 and oneof.fields[0].name in synthetic):

@@ -1,0 +1,125 @@
+"""Structs: framed encode and typed decode of codec structs against upb, in one run.
+
+Run from the repository root with ``pytest benches/ --benchmark-only``.
+
+The corpus is the same 1000 ~35-byte ``Sample`` records as bench_framing.py,
+as structs (``codec.from_pb2``). Targets (DESIGN): framed struct encode >= 8x
+the naive pb2 loop and >= 2x faster than upb ``SerializeToString()`` alone
+(msgspec's msgpack ``encode_into`` of the same tuples is the reference for a
+C encoder); struct decode no slower than upb ``ParseFromString``. A nested
+case encodes and decodes one ``Frame`` of 1000 ``Event`` sub-messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import peers
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+import codec
+from codec import _peerbench
+
+CORPUS = peers.sample_corpus(1000)
+OPS = len(CORPUS.messages)
+SampleStruct = codec.struct(peers.Sample)
+STRUCTS = [codec.from_pb2(message) for message in CORPUS.messages]
+
+FRAME = _peerbench.Frame(
+    index=7,
+    events=[
+        _peerbench.Event(scope_id=i % 97, start_ns=1_000_000 + 40 * i, end_ns=1_000_030 + 40 * i)
+        for i in range(1000)
+    ],
+    starts=list(range(0, 40_000, 40)),
+)
+FRAME_STRUCT = codec.from_pb2(FRAME)
+FRAME_BYTES = FRAME.SerializeToString()
+
+
+def codec_encode_structs(encoder: codec.FrameEncoder, structs: list[Any]) -> codec.FrameEncoder:
+    """FrameEncoder.encode of each struct into one warm, cleared encoder."""
+    encoder.clear()
+    encode = encoder.encode
+    for struct in structs:
+        encode(struct)
+    return encoder
+
+
+def codec_decode_structs(stream: bytes) -> list[Any]:
+    """A FrameDecoder(message_type=<struct class>) fed the whole stream, structs collected."""
+    decoder = codec.FrameDecoder(message_type=SampleStruct)
+    decoder.feed(stream)
+    return list(decoder)
+
+
+# --- encode -----------------------------------------------------------------
+
+
+@pytest.mark.benchmark(group="structs-encode-1000")
+def test_naive_encode(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info.update(baseline=True, ops=OPS)
+    assert benchmark(peers.naive_encode, CORPUS.messages) == CORPUS.stream
+
+
+@pytest.mark.benchmark(group="structs-encode-1000")
+def test_serialize_only(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    benchmark(peers.serialize_only, CORPUS.messages)
+
+
+@pytest.mark.benchmark(group="structs-encode-1000")
+def test_codec_encode_structs(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    encoder = benchmark(codec_encode_structs, codec.FrameEncoder(), STRUCTS)
+    assert bytes(encoder.getbuffer()) == CORPUS.stream
+
+
+@pytest.mark.benchmark(group="structs-encode-1000")
+def test_msgspec_encode_into(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    encoder = msgspec.msgpack.Encoder()
+    expected = b"".join(map(encoder.encode, CORPUS.records))
+    assert benchmark(peers.msgspec_encode_into, CORPUS.records, encoder) == expected
+
+
+# --- decode -----------------------------------------------------------------
+
+
+@pytest.mark.benchmark(group="structs-decode-1000")
+def test_parse_only(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info.update(baseline=True, ops=OPS)
+    assert benchmark(peers.parse_only, CORPUS.payloads) == CORPUS.messages
+
+
+@pytest.mark.benchmark(group="structs-decode-1000")
+def test_codec_decode_structs(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    assert benchmark(codec_decode_structs, CORPUS.stream) == STRUCTS
+
+
+# --- a nested frame of 1000 events ---------------------------------------------
+
+
+@pytest.mark.benchmark(group="structs-nested-encode")
+def test_upb_serialize_frame(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["baseline"] = True
+    assert benchmark(FRAME.SerializeToString) == FRAME_BYTES
+
+
+@pytest.mark.benchmark(group="structs-nested-encode")
+def test_codec_encode_frame(benchmark: BenchmarkFixture) -> None:
+    assert benchmark(codec.encode, FRAME_STRUCT) == FRAME_BYTES
+
+
+@pytest.mark.benchmark(group="structs-nested-decode")
+def test_upb_parse_frame(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["baseline"] = True
+    assert benchmark(_peerbench.Frame.FromString, FRAME_BYTES) == FRAME
+
+
+@pytest.mark.benchmark(group="structs-nested-decode")
+def test_codec_decode_frame(benchmark: BenchmarkFixture) -> None:
+    assert benchmark(codec.decode, type(FRAME_STRUCT), FRAME_BYTES) == FRAME_STRUCT

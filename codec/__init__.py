@@ -9,7 +9,7 @@ from codec import _pure
 
 _pure.install()
 
-from codec import _buffer, _varint, framing, varint  # noqa: E402
+from codec import _buffer, _varint, framing, varint, wire  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
     DecodeError,
@@ -38,15 +38,35 @@ from codec.schema import (  # noqa: E402
     unknown_fields,
     which_oneof,
 )
+from codec.wire import (  # noqa: E402
+    DEFAULT_MAX_DEPTH,
+    EGROUP,
+    I32,
+    I64,
+    LEN,
+    MAX_FIELD_NUMBER,
+    SGROUP,
+    VARINT,
+    WireReader,
+    WireWriter,
+)
 
 #: True when every module of the compiled core is loaded (not their .py source).
-COMPILED: bool = _varint.COMPILED and _buffer.COMPILED and framing.COMPILED
+COMPILED: bool = _varint.COMPILED and _buffer.COMPILED and wire.COMPILED and framing.COMPILED
 
 __version__ = "0.1.0"
 
 __all__ = [
     "COMPILED",
+    "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_FRAME_SIZE",
+    "EGROUP",
+    "I32",
+    "I64",
+    "LEN",
+    "MAX_FIELD_NUMBER",
+    "SGROUP",
+    "VARINT",
     "CodecError",
     "DecodeError",
     "DepthLimitError",
@@ -58,6 +78,8 @@ __all__ = [
     "TruncatedError",
     "VarintError",
     "WireFormatError",
+    "WireReader",
+    "WireWriter",
     "decode",
     "encode",
     "encode_frame_into",

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-COMPILED_MODULES = ("codec._varint", "codec._buffer", "codec._struct", "codec.framing")
+COMPILED_MODULES = (
+    "codec._varint",
+    "codec._buffer",
+    "codec.wire",
+    "codec._struct",
+    "codec.framing",
+)
 
 PURE_REQUESTED = os.environ.get("CODEC_PURE_PYTHON", "") not in ("", "0")
 

@@ -1,0 +1,180 @@
+# C types for wire.py (Cython pure-Python mode).
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release
+from cpython.number cimport PyNumber_Index
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memmove
+
+from codec._buffer cimport (
+    MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, copy_bytes, grown,
+    resize,
+)
+from codec._varint cimport (
+    read_le, write_le, acquire, varint_error, varint_scan, varint_size, varint_value,
+    varint_write,
+)
+
+ctypedef unsigned char uchar
+
+cdef Py_ssize_t _VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32, _MAX_FIELD_NUMBER
+# Kind codes, the indexes of _KIND_NAMES (wire.py defines them for the uncompiled build).
+cdef enum:
+    _K_INT32 = 0
+    _K_INT64 = 1
+    _K_UINT32 = 2
+    _K_UINT64 = 3
+    _K_SINT32 = 4
+    _K_SINT64 = 5
+    _K_BOOL = 6
+    _K_ENUM = 7
+    _K_FIXED32 = 8
+    _K_SFIXED32 = 9
+    _K_FLOAT = 10
+    _K_FIXED64 = 11
+    _K_SFIXED64 = 12
+    _K_DOUBLE = 13
+cdef tuple _KIND_NAMES, _LOW, _HIGH, _DTYPES
+cdef dict _KINDS
+
+# --- values ------------------------------------------------------------------
+
+cdef object _index(object value)
+@cython.locals(number=Py_ssize_t)
+cdef Py_ssize_t _field_number(object field) except -1
+cdef uint64_t _tag(object field, Py_ssize_t wire_type) except 0
+cdef Py_ssize_t _kind_code(object field, object kind) except -1
+cdef Py_ssize_t _width(Py_ssize_t code) noexcept
+cdef uint64_t _bits(object field, Py_ssize_t code, object value) except? 0
+cdef object _integer(object field, Py_ssize_t code, object value)
+cdef object _out_of_range(object field, Py_ssize_t code, object number)
+@cython.locals(result=int64_t)
+cdef int64_t _signed(object field, Py_ssize_t code, object value) except? -1
+@cython.locals(result=uint64_t)
+cdef uint64_t _unsigned(object field, Py_ssize_t code, object value) except? 0
+cdef uint64_t _truth(object field, object value) except? 0
+cdef double _real(object field, Py_ssize_t code, object value) except? -1.0
+cdef uint64_t _twos(int64_t number) noexcept
+cdef uint64_t _zigzag(int64_t number) noexcept
+@cython.locals(single=float, bits=uint32_t)
+cdef uint64_t _float32_bits(double value) noexcept
+@cython.locals(bits=uint64_t)
+cdef uint64_t _float64_bits(double value) noexcept
+
+# --- packed columns ----------------------------------------------------------
+
+cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)
+
+@cython.locals(n32=int32_t, n64=int64_t)
+cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
+
+cdef Py_ssize_t _size(uint64_t value) noexcept nogil
+cdef Py_ssize_t _put(uchar *out, Py_ssize_t pos, uint64_t value) noexcept nogil
+
+@cython.locals(total=Py_ssize_t, i=Py_ssize_t)
+cdef Py_ssize_t _column_size(const uchar *column, Py_ssize_t n, Py_ssize_t code) noexcept nogil
+
+@cython.locals(i=Py_ssize_t)
+cdef Py_ssize_t _write_column(uchar *out, Py_ssize_t pos, const uchar *column, Py_ssize_t n,
+                              Py_ssize_t code) noexcept nogil
+
+cdef void _shift_right(uchar *data, Py_ssize_t start, Py_ssize_t size, Py_ssize_t by) noexcept
+
+# --- writer ------------------------------------------------------------------
+
+cdef class WireWriter:
+    cdef readonly WriteBuffer buffer
+
+    @cython.locals(pos=Py_ssize_t, needed=Py_ssize_t, data=bytearray)
+    cdef Py_ssize_t _room(self, Py_ssize_t size) except -1
+
+    @cython.locals(bits=uint64_t, width=Py_ssize_t, pos=Py_ssize_t, out=cython.p_uchar,
+                   tag=uint64_t)
+    cdef int _scalar(self, object field, Py_ssize_t code, object value) except -1
+
+    @cython.locals(pos=Py_ssize_t, out=cython.p_uchar)
+    cdef int _put_len(self, uint64_t tag, const uchar *source, Py_ssize_t size) except -1
+
+    @cython.locals(data="const char *", size=Py_ssize_t)
+    cdef int _put_text(self, object field, uint64_t tag, object text) except -1
+
+    @cython.locals(view=Py_buffer)
+    cdef int _put_buffer(self, object field, uint64_t tag, object data) except -1
+
+    @cython.locals(view=Py_buffer, n=Py_ssize_t, elements="const uchar *", size=Py_ssize_t,
+                   pos=Py_ssize_t, out=cython.p_uchar)
+    cdef int _put_varints(self, uint64_t tag, object column, Py_ssize_t code,
+                          object numpy) except -1
+
+    @cython.locals(start=Py_ssize_t, body=Py_ssize_t, width=Py_ssize_t, count=Py_ssize_t,
+                   bits=uint64_t, pos=Py_ssize_t, out=cython.p_uchar, buffer=WriteBuffer)
+    cdef int _put_sequence(self, object field, uint64_t tag, Py_ssize_t code,
+                           object values) except -1
+
+    @cython.locals(pos=Py_ssize_t, out=cython.p_uchar)
+    cdef Py_ssize_t _open(self, uint64_t tag) except -1
+
+    @cython.locals(buffer=WriteBuffer, end=Py_ssize_t, size=Py_ssize_t, extra=Py_ssize_t)
+    cdef Py_ssize_t _close(self, Py_ssize_t start, Py_ssize_t body, Py_ssize_t limit) except -1
+
+    cdef void _rollback(self, Py_ssize_t start) noexcept
+
+
+cdef class Delimited:
+    cdef WireWriter _writer
+    cdef uint64_t _tag
+    cdef Py_ssize_t _limit, _start, _body
+
+@cython.locals(region=Delimited)
+cdef Delimited _region(WireWriter writer, uint64_t tag, Py_ssize_t limit)
+@cython.locals(writer=WireWriter)
+cpdef Delimited open_frame(WriteBuffer buffer, Py_ssize_t limit)
+
+# --- reader ------------------------------------------------------------------
+
+@cython.locals(n=Py_ssize_t, tag=uint64_t, chunk=uint64_t, byte=uchar)
+cdef int64_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                       Py_ssize_t base) except -1
+
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _varint_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                               Py_ssize_t base) except -1
+
+@cython.locals(n=Py_ssize_t, size=uint64_t, body=Py_ssize_t)
+cdef Py_ssize_t _skip_value(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,
+                            Py_ssize_t wire_type) except -1
+
+@cython.locals(pos=Py_ssize_t, n=Py_ssize_t, count=Py_ssize_t)
+cdef Py_ssize_t _count_varints(const uchar *data, Py_ssize_t start, Py_ssize_t end,
+                               Py_ssize_t base) except -1
+
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t, value=uint64_t, low=uint32_t)
+cdef void _decode_varints(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uchar *out,
+                          Py_ssize_t count, Py_ssize_t code) noexcept nogil
+
+
+cdef class WireReader:
+    cdef memoryview _view
+    cdef Py_ssize_t _pos, _end, _base, _depth, _max_depth, _group_end
+
+    cdef const uchar *_data(self) noexcept
+
+    @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, base=Py_ssize_t, data="const uchar *",
+                   head=int64_t, tag=uint64_t, field=Py_ssize_t, wire_type=Py_ssize_t,
+                   at=Py_ssize_t, n=Py_ssize_t, size=uint64_t, body=Py_ssize_t,
+                   close=Py_ssize_t)
+    cdef object _next_field(self)
+
+    @cython.locals(base=Py_ssize_t, level=Py_ssize_t, head=int64_t, tag=uint64_t,
+                   inner=Py_ssize_t, wire_type=Py_ssize_t, at=Py_ssize_t, fields=list)
+    cdef Py_ssize_t _skip_group(self, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                                Py_ssize_t field, Py_ssize_t start) except -1
+
+    @cython.locals(view=memoryview, narrowed=MemoryViewPointer)
+    cdef memoryview _slice(self, Py_ssize_t start, Py_ssize_t end)
+
+    @cython.locals(address=size_t, origin=size_t, start=Py_ssize_t, size=Py_ssize_t)
+    cdef Py_ssize_t _locate(self, memoryview view) except -1
+
+    @cython.locals(data="const uchar *", count=Py_ssize_t, target=Py_buffer)
+    cdef object _unpack(self, Py_ssize_t start, Py_ssize_t end, Py_ssize_t code, object numpy)

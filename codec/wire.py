@@ -1,0 +1,1226 @@
+"""Wire: protobuf fields written straight into reusable buffers, and read back without copying.
+
+Strategy, writing: :class:`WireWriter` appends tag + value to the
+``bytearray`` of a :class:`~codec._buffer.WriteBuffer` (a ``FrameEncoder`` is
+one). Every value is checked before a byte of its field is written, so a
+refused value leaves the buffer as it was, and a field written in several
+steps (a packed run from a sequence, a nested message, a frame) is rolled
+back as a whole. The storage is taken again after every resize, never held
+across one.
+
+Nested messages and frames reserve one byte for their length and write the
+body after it; on exit the length goes into that byte, and a body of 128
+bytes or more is first moved right to make room for a longer prefix
+(protobuf.js v8's reserve-and-backpatch), so the output is canonical without
+measuring anything first.
+
+Packed columns from numpy: a fixed-width column of the kind's little-endian
+dtype is copied with one ``memcpy``; a varint column is measured, then
+written, by a C loop over the array's memory (compiled) or by vectorised
+numpy (uncompiled). Python sequences are checked and written element by
+element.
+
+Strategy, reading: :class:`WireReader` iterates ``(field, wire_type, value)``
+over any contiguous buffer, with LEN values and group bodies as zero-copy
+``memoryview`` slices. Every length is compared with the bytes left before it
+is used, nothing is reserved from a declared length, and groups are skipped
+by a loop with a depth counter and a stack of open field numbers, never by
+recursion. Errors are :class:`~codec.errors.DecodeError` subclasses whose
+``offset`` counts from the start of the buffer the outermost reader was
+built on: a bad tag is reported at the tag, a malformed or truncated varint
+at its first byte, a truncated fixed-width value where it starts, a LEN value
+running past the end at its length prefix, a group never closed at its
+start tag, and a group nested too deep at its start tag.
+
+This file is Cython pure-Python mode: ``wire.pxd`` gives the C types, and the
+C-only statements sit behind ``if cython.compiled:``.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+import sys
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython
+
+from codec._buffer import WriteBuffer
+from codec._varint import Bytes, byte_view
+
+if not cython.compiled:  # compiled, wire.pxd cimports these C functions
+    from codec._buffer import byte_pointer, copy_bytes, grown, resize
+    from codec._varint import (
+        _float_bits,
+        read_le,
+        varint_error,
+        varint_scan,
+        varint_size,
+        varint_value,
+        varint_write,
+        write_le,
+    )
+from codec.errors import (
+    DepthLimitError,
+    EncodeError,
+    FrameTooLargeError,
+    TruncatedError,
+    WireFormatError,
+)
+
+COMPILED: bool = cython.compiled
+
+# Wire types (the low 3 bits of a tag).
+VARINT = 0  # int32, int64, uint32, uint64, sint32, sint64, bool, enum
+I64 = 1  # fixed64, sfixed64, double
+LEN = 2  # string, bytes, messages, packed repeated fields
+SGROUP = 3  # start of a group (proto2, deprecated)
+EGROUP = 4  # end of a group
+I32 = 5  # fixed32, sfixed32, float
+
+MAX_FIELD_NUMBER = 2**29 - 1  # a tag is field << 3 | wire type, at most 2**32 - 1
+# Messages and groups nested deeper than this are refused: protobuf C++/Java/upb.
+DEFAULT_MAX_DEPTH = 100
+
+_VARINT = VARINT  # C copies of the public constants (cdef names cannot be imported)
+_I64 = I64
+_LEN = LEN
+_SGROUP = SGROUP
+_EGROUP = EGROUP
+_I32 = I32
+_MAX_FIELD_NUMBER = MAX_FIELD_NUMBER
+
+# Scalar kinds, by code: varint kinds first, then 4-byte and 8-byte fixed-width ones.
+_KIND_NAMES = (
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+    "sint32",
+    "sint64",
+    "bool",
+    "enum",
+    "fixed32",
+    "sfixed32",
+    "float",
+    "fixed64",
+    "sfixed64",
+    "double",
+)
+_KINDS = {name: code for code, name in enumerate(_KIND_NAMES)}
+if not cython.compiled:  # compiled, wire.pxd declares these codes as C constants (an enum)
+    _K_INT32 = 0
+    _K_INT64 = 1
+    _K_UINT32 = 2
+    _K_UINT64 = 3
+    _K_SINT32 = 4
+    _K_SINT64 = 5
+    _K_BOOL = 6
+    _K_ENUM = 7
+    _K_FIXED32 = 8
+    _K_SFIXED32 = 9
+    _K_FLOAT = 10
+    _K_FIXED64 = 11
+    _K_SFIXED64 = 12
+    _K_DOUBLE = 13
+
+# Half-open value ranges of the integer kinds (unused for bool, float and double).
+_LOW = (
+    -(2**31),
+    -(2**63),
+    0,
+    0,
+    -(2**31),
+    -(2**63),
+    0,
+    -(2**31),
+    0,
+    -(2**31),
+    0,
+    0,
+    -(2**63),
+    0,
+)
+_HIGH = (2**31, 2**63, 2**32, 2**64, 2**31, 2**63, 2, 2**31, 2**32, 2**31, 0, 2**64, 2**63, 0)
+
+# The numpy dtype of a packed column of each kind: native for the varint
+# kinds (read element by element), little-endian for the fixed-width ones
+# (copied as they are).
+_DTYPES = (
+    "=i4",
+    "=i8",
+    "=u4",
+    "=u8",
+    "=i4",
+    "=i8",
+    "?",
+    "=i4",
+    "<u4",
+    "<i4",
+    "<f4",
+    "<u8",
+    "<i8",
+    "<f8",
+)
+
+_MASK64 = 2**64 - 1
+
+
+def _numpy() -> Any:
+    """numpy, imported on first use (``import codec`` does not need it)."""
+    import numpy
+
+    return numpy
+
+
+# --- values ------------------------------------------------------------------
+
+
+def _index(value: object) -> int:
+    """``operator.index(value)`` (the C-API call, compiled)."""
+    if cython.compiled:
+        return PyNumber_Index(value)
+    return operator.index(value)  # type: ignore[arg-type]
+
+
+def _field_number(field: object) -> int:
+    """``field`` as a valid field number, or EncodeError."""
+    try:
+        number = _index(field)  # compiled: a C integer, OverflowError far out of range
+    except TypeError:
+        raise EncodeError(f"field number must be an integer, not {type(field).__name__}") from None
+    except OverflowError:
+        number = 0
+    if number < 1 or number > _MAX_FIELD_NUMBER:
+        raise EncodeError(f"field number {_index(field)} is outside [1, {MAX_FIELD_NUMBER}]")
+    return number
+
+
+def _tag(field: object, wire_type: int) -> int:
+    """The tag of ``field`` with ``wire_type`` (never 0)."""
+    return (_field_number(field) << 3) | wire_type
+
+
+def _kind_code(field: object, kind: object) -> int:
+    code = _KINDS.get(kind) if isinstance(kind, str) else None
+    if code is None:
+        raise EncodeError(f"field {field}: unknown packed kind {kind!r}")
+    return code
+
+
+def _width(code: int) -> int:
+    """Bytes of a fixed-width kind; 0 for a varint kind."""
+    if code < _K_FIXED32:
+        return 0
+    return 4 if code < _K_FIXED64 else 8
+
+
+def _bits(field: object, code: int, value: object) -> int:
+    """The unsigned 64-bit wire value of a scalar of kind ``code``, checked."""
+    if code == _K_FLOAT:
+        return _float32_bits(_real(field, code, value))
+    if code == _K_DOUBLE:
+        return _float64_bits(_real(field, code, value))
+    if code == _K_BOOL:
+        return _truth(field, value)
+    if code in (_K_UINT32, _K_UINT64, _K_FIXED32, _K_FIXED64):
+        return _unsigned(field, code, value)
+    number = _signed(field, code, value)
+    if code in (_K_SINT32, _K_SINT64):
+        return _zigzag(number)
+    return _twos(number)  # int32, enum: negative values take 10 bytes, as protobuf's
+
+
+def _integer(field: object, code: int, value: object) -> int:
+    """``value`` as a Python int for an integer kind, or EncodeError naming the field."""
+    if isinstance(value, bool):  # as upb: a bool is not an integer value
+        raise EncodeError(f"field {field}: {_KIND_NAMES[code]} value must be an integer, not bool")
+    try:
+        return _index(value)
+    except TypeError:
+        raise EncodeError(
+            f"field {field}: {_KIND_NAMES[code]} value must be an integer, "
+            f"not {type(value).__name__}"
+        ) from None
+
+
+def _out_of_range(field: object, code: int, number: int) -> EncodeError:
+    return EncodeError(
+        f"field {field}: {_KIND_NAMES[code]} value {number} is outside "
+        f"[{_LOW[code]}, {_HIGH[code]})"
+    )
+
+
+def _signed(field: object, code: int, value: object) -> int:
+    """A value of a signed kind (int32, int64, sint*, sfixed*, enum), range-checked."""
+    number = _integer(field, code, value)
+    try:
+        result = number  # compiled: a C int64_t, OverflowError beyond it
+    except OverflowError:
+        raise _out_of_range(field, code, number) from None
+    if not cython.compiled:  # noqa: SIM102 (compiled, the C conversion checked this)
+        if result < -(2**63) or result >= 2**63:
+            raise _out_of_range(field, code, number)
+    if code not in (_K_INT64, _K_SINT64, _K_SFIXED64) and (
+        result < -2147483648 or result > 2147483647
+    ):
+        raise _out_of_range(field, code, number)
+    return result
+
+
+def _unsigned(field: object, code: int, value: object) -> int:
+    """A value of an unsigned kind (uint32, uint64, fixed32, fixed64), range-checked."""
+    number = _integer(field, code, value)
+    try:
+        result = number  # compiled: a C uint64_t, OverflowError if negative or beyond
+    except OverflowError:
+        raise _out_of_range(field, code, number) from None
+    if not cython.compiled:  # noqa: SIM102 (compiled, the C conversion checked this)
+        if result < 0 or result >> 64:
+            raise _out_of_range(field, code, number)
+    if code in (_K_UINT32, _K_FIXED32) and result >> 32:
+        raise _out_of_range(field, code, number)
+    return result
+
+
+def _truth(field: object, value: object) -> int:
+    """A bool value as 0 or 1: bools, integers (non-zero is true) and numpy bools."""
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if hasattr(type(value), "__index__"):
+        return 1 if operator.index(value) else 0  # type: ignore[arg-type]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.bool_):
+        return 1 if value else 0
+    raise EncodeError(
+        f"field {field}: bool value must be a bool or an integer, not {type(value).__name__}"
+    )
+
+
+def _real(field: object, code: int, value: object) -> float:
+    """``value`` as a float, for the float and double kinds (numbers only, no strings)."""
+    if isinstance(value, float):
+        return value
+    kind = _KIND_NAMES[code]
+    if isinstance(value, (str, bytes, bytearray)) or not (
+        hasattr(type(value), "__float__") or hasattr(type(value), "__index__")
+    ):
+        raise EncodeError(
+            f"field {field}: {kind} value must be a real number, not {type(value).__name__}"
+        )
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        raise EncodeError(f"field {field}: {kind} value {value} is too large") from None
+
+
+def _twos(number: int) -> int:
+    """A checked integer in [-2**63, 2**63) as its 64-bit two's complement."""
+    if cython.compiled:
+        return cython.cast(uint64_t, number)
+    return number & _MASK64
+
+
+def _zigzag(number: int) -> int:
+    """ZigZag of a checked integer in [-2**63, 2**63): 0, -1, 1, -2 -> 0, 1, 2, 3.
+
+    For a value in the int32 range this equals the 32-bit ZigZag (sint32).
+    """
+    if cython.compiled:
+        return (cython.cast(uint64_t, number) << 1) ^ cython.cast(uint64_t, number >> 63)
+    return ((number << 1) ^ (number >> 63)) & _MASK64
+
+
+def _float32_bits(value: float) -> int:
+    """IEEE binary32 bits of ``value`` rounded to single precision (C conversion)."""
+    if cython.compiled:
+        single = cython.cast(cython.float, value)
+        memcpy(cython.address(bits), cython.address(single), 4)
+        return bits
+    return _float_bits(value)
+
+
+def _float64_bits(value: float) -> int:
+    """IEEE binary64 bits of ``value``."""
+    if cython.compiled:
+        memcpy(cython.address(bits), cython.address(value), 8)
+        return bits
+    return struct.unpack("<Q", struct.pack("<d", value))[0]  # type: ignore[no-any-return]
+
+
+# --- packed columns ----------------------------------------------------------
+
+
+def _checked_column(field: object, code: int, values: Any, numpy: Any) -> Any:
+    """A numpy column ready to be read in place: 1-D, C-contiguous, aligned, exact dtype."""
+    kind = _KIND_NAMES[code]
+    expected = numpy.dtype(_DTYPES[code])
+    if values.dtype != expected:
+        raise EncodeError(
+            f"field {field}: a packed {kind} column must have dtype {expected.str} "
+            f"({expected.name}), not {values.dtype.str} ({values.dtype.name}); "
+            f"convert it with .astype() or pass a sequence"
+        )
+    if values.ndim != 1:
+        raise EncodeError(f"field {field}: a packed {kind} column must be 1-D, not {values.ndim}-D")
+    if not (values.flags.c_contiguous and values.flags.aligned):
+        values = values.copy()  # a strided or unaligned view: gather it once
+    return values
+
+
+def _element(column: Bytes, i: int, code: int) -> int:
+    """Compiled only: the varint value of element ``i`` of a checked column of kind ``code``."""
+    if cython.compiled:
+        if code == _K_UINT64:
+            return cython.cast(cython.pointer(uint64_t), column)[i]
+        if code == _K_INT64:
+            return cython.cast(uint64_t, cython.cast(cython.pointer(int64_t), column)[i])
+        if code == _K_SINT64:
+            n64 = cython.cast(cython.pointer(int64_t), column)[i]
+            return (cython.cast(uint64_t, n64) << 1) ^ cython.cast(uint64_t, n64 >> 63)
+        if code == _K_UINT32:
+            return cython.cast(cython.pointer(uint32_t), column)[i]
+        if code == _K_BOOL:
+            return column[i] != 0
+        n32 = cython.cast(cython.pointer(int32_t), column)[i]
+        if code == _K_SINT32:
+            n64 = n32
+            return (cython.cast(uint64_t, n64) << 1) ^ cython.cast(uint64_t, n64 >> 63)
+        return cython.cast(uint64_t, cython.cast(int64_t, n32))  # int32, enum
+    return 0
+
+
+# The column loops use local copies of varint_size and varint_write, which the
+# C compiler inlines (cimported functions are called through pointers).
+
+
+def _size(value: int) -> int:
+    """Compiled only: varint_size without a loop, for the column loops."""
+    return (
+        1
+        + (value >> 7 != 0)
+        + (value >> 14 != 0)
+        + (value >> 21 != 0)
+        + (value >> 28 != 0)
+        + (value >> 35 != 0)
+        + (value >> 42 != 0)
+        + (value >> 49 != 0)
+        + (value >> 56 != 0)
+        + (value >> 63 != 0)
+    )
+
+
+def _put(out: Bytes, pos: int, value: int) -> int:
+    """Compiled only: varint_write, for the column loops."""
+    while value >= 0x80:
+        out[pos] = (value & 0x7F) | 0x80
+        value >>= 7
+        pos += 1
+    out[pos] = value
+    return pos + 1
+
+
+def _column_size(column: Bytes, n: int, code: int) -> int:
+    """Compiled only: bytes of the packed varints of a column of ``n`` elements."""
+    total = 0
+    if cython.compiled:
+        for i in range(n):
+            total += _size(_element(column, i, code))
+    return total
+
+
+def _write_column(out: Bytes, pos: int, column: Bytes, n: int, code: int) -> int:
+    """Compiled only: write the packed varints of a column at ``out[pos]``; return the end."""
+    if cython.compiled:
+        for i in range(n):
+            pos = _put(out, pos, _element(column, i, code))
+    return pos
+
+
+def _numpy_varints(column: Any, code: int, numpy: Any) -> Any:
+    """Uncompiled: the packed varints of a checked column, built with vectorised numpy."""
+    if code == _K_UINT64:
+        values = column
+    elif code in (_K_SINT32, _K_SINT64):
+        signed = column.astype(numpy.int64)
+        values = ((signed << 1) ^ (signed >> 63)).view(numpy.uint64)
+    else:  # int32, enum, int64 (sign-extended), uint32, bool
+        values = column.astype(numpy.int64).view(numpy.uint64)
+    sizes = numpy.ones(len(values), dtype=numpy.intp)
+    for k in range(1, 10):
+        sizes += values >= numpy.uint64(1 << (7 * k))
+    starts = numpy.cumsum(sizes) - sizes
+    out = numpy.empty(int(sizes.sum()), dtype=numpy.uint8)
+    for k in range(10):
+        rows = numpy.flatnonzero(sizes > k)
+        if not rows.size:
+            break
+        chunk = ((values[rows] >> numpy.uint64(7 * k)) & numpy.uint64(0x7F)).astype(numpy.uint8)
+        more = (sizes[rows] > k + 1).astype(numpy.uint8) << 7
+        out[starts[rows] + k] = chunk | more
+    return out
+
+
+def _shift_right(data: bytearray, start: int, size: int, by: int) -> None:
+    """Move ``data[start:start + size]`` ``by`` bytes to the right (room already made)."""
+    if cython.compiled:
+        memmove(data + start + by, data + start, size)
+        return
+    with memoryview(data) as view:
+        view[start + by : start + by + size] = view[start : start + size]
+
+
+# --- writer ------------------------------------------------------------------
+
+
+class WireWriter:
+    """Writes protobuf fields (tag + value) into a reusable buffer.
+
+    ``WireWriter(buffer)`` appends to a :class:`~codec._buffer.WriteBuffer`
+    (a :class:`~codec.FrameEncoder` is one); without one it makes its own,
+    exposed as :attr:`buffer` (``bytes(writer.buffer.getbuffer())`` holds the
+    output). Each method takes a field number and a value and writes both.
+    A value out of range or of the wrong type raises
+    :class:`~codec.errors.EncodeError` naming the field, and nothing of that
+    field is written. Like the buffer itself, the writer refuses to grow it
+    while a view from ``getbuffer()`` is alive (:class:`BufferError`).
+
+    Integer kinds follow protobuf: ``int32``/``int64``/``enum`` write negative
+    values as 10-byte two's complement varints, ``sint32``/``sint64`` use
+    ZigZag, ``fixed*``/``sfixed*``/``float``/``double`` are little-endian.
+    """
+
+    def __init__(self, buffer: WriteBuffer | None = None) -> None:
+        if buffer is None:
+            buffer = WriteBuffer()
+        elif not isinstance(buffer, WriteBuffer):
+            raise TypeError(f"buffer must be a WriteBuffer, not {type(buffer).__name__}")
+        self.buffer = buffer
+
+    # --- scalars ----------------------------------------------------------
+
+    def varint(self, field: int, value: int) -> None:
+        """A raw varint: any value in [0, 2**64) (uint64 semantics)."""
+        self._scalar(field, _K_UINT64, value)
+
+    def int32(self, field: int, value: int) -> None:
+        """An int32 in [-2**31, 2**31); negative values take 10 bytes."""
+        self._scalar(field, _K_INT32, value)
+
+    def int64(self, field: int, value: int) -> None:
+        """An int64 in [-2**63, 2**63); negative values take 10 bytes."""
+        self._scalar(field, _K_INT64, value)
+
+    def uint32(self, field: int, value: int) -> None:
+        """A uint32 in [0, 2**32)."""
+        self._scalar(field, _K_UINT32, value)
+
+    def uint64(self, field: int, value: int) -> None:
+        """A uint64 in [0, 2**64)."""
+        self._scalar(field, _K_UINT64, value)
+
+    def sint32(self, field: int, value: int) -> None:
+        """A sint32 in [-2**31, 2**31), ZigZag-encoded."""
+        self._scalar(field, _K_SINT32, value)
+
+    def sint64(self, field: int, value: int) -> None:
+        """A sint64 in [-2**63, 2**63), ZigZag-encoded."""
+        self._scalar(field, _K_SINT64, value)
+
+    def enum(self, field: int, value: int) -> None:
+        """An enum value (int32 semantics)."""
+        self._scalar(field, _K_ENUM, value)
+
+    def fixed32(self, field: int, value: int) -> None:
+        """A fixed32 in [0, 2**32), 4 bytes little-endian."""
+        self._scalar(field, _K_FIXED32, value)
+
+    def fixed64(self, field: int, value: int) -> None:
+        """A fixed64 in [0, 2**64), 8 bytes little-endian."""
+        self._scalar(field, _K_FIXED64, value)
+
+    def sfixed32(self, field: int, value: int) -> None:
+        """An sfixed32 in [-2**31, 2**31), 4 bytes little-endian two's complement."""
+        self._scalar(field, _K_SFIXED32, value)
+
+    def sfixed64(self, field: int, value: int) -> None:
+        """An sfixed64 in [-2**63, 2**63), 8 bytes little-endian two's complement."""
+        self._scalar(field, _K_SFIXED64, value)
+
+    def double(self, field: int, value: float) -> None:
+        """A double: IEEE binary64, little-endian."""
+        self._scalar(field, _K_DOUBLE, value)
+
+    # --- length-delimited -------------------------------------------------
+
+    def string(self, field: int, text: str) -> None:
+        """A string field: the UTF-8 bytes of ``text``.
+
+        Compiled, the bytes are copied straight from the ``str`` (CPython
+        keeps an ASCII string's UTF-8 form in place and caches any other's).
+        A ``str`` with lone surrogates raises EncodeError.
+        """
+        self._put_text(field, _tag(field, _LEN), text)
+
+    def tag(self, field: int, wire_type: int) -> None:
+        """A bare tag, for hand-written encoders (follow it with :meth:`raw`)."""
+        if not isinstance(wire_type, int) or not 0 <= wire_type <= 5:
+            raise EncodeError(f"field {field}: wire type must be in [0, 5], not {wire_type!r}")
+        tag = _tag(field, wire_type)
+        pos = self._room(varint_size(tag))
+        self.buffer._length = varint_write(byte_pointer(self.buffer._data), pos, tag)
+
+    def raw(self, data: Any) -> None:
+        """Bytes as they are (any contiguous buffer), for hand-written encoders."""
+        self._put_buffer(None, 0, data)
+
+    def message(self, field: int) -> Delimited:
+        """A nested message: ``with writer.message(3): writer.uint32(1, x)``.
+
+        Entering writes the tag and reserves one byte for the length; the
+        block writes the body with this writer (``as`` gives it back). On
+        exit the minimal length is back-patched (the body moves right when
+        the length needs more than one byte). An exception inside the block
+        removes the whole field.
+        """
+        return _region(self, _tag(field, _LEN), sys.maxsize)
+
+    def packed(self, field: int, kind: str, values: Any) -> None:
+        """A packed repeated field of ``kind`` ("int32", ..., "double") from ``values``.
+
+        ``values`` is a numpy array of the kind's dtype (``int32`` for
+        int32/sint32/enum, ``int64`` for int64/sint64, ``uint32``, ``uint64``,
+        ``bool``, and little-endian ``<u4 <i4 <f4 <u8 <i8 <f8`` for
+        fixed32/sfixed32/float/fixed64/sfixed64/double; any other dtype raises
+        EncodeError), or any iterable of Python numbers, checked one by one.
+        A fixed-width column is copied with one ``memcpy``; a varint column is
+        encoded by a compiled loop without making Python objects. No values:
+        nothing is written (proto3).
+        """
+        code = _kind_code(field, kind)
+        tag = _tag(field, _LEN)
+        numpy = sys.modules.get("numpy")
+        if numpy is None or not isinstance(values, numpy.ndarray):
+            self._put_sequence(field, tag, code, values)
+            return
+        column = _checked_column(field, code, values, numpy)
+        if len(column) == 0:
+            return  # proto3: an empty packed field is not written
+        if _width(code):
+            self._put_buffer(field, tag, column)  # one memcpy
+        else:
+            self._put_varints(tag, column, code, numpy)
+
+    def bytes(self, field: int, data: Any) -> None:
+        """A bytes field from any contiguous buffer, copied once."""
+        self._put_buffer(field, _tag(field, _LEN), data)
+
+    def float(self, field: int, value: float) -> None:
+        """A float: IEEE binary32, little-endian (values beyond its range become infinities)."""
+        self._scalar(field, _K_FLOAT, value)
+
+    def bool(self, field: int, value: object) -> None:
+        """A bool: 1 for true (any non-zero integer), 0 for false."""
+        self._scalar(field, _K_BOOL, value)
+
+    # --- internals ----------------------------------------------------------
+
+    def _room(self, size: int) -> int:
+        """Make room for ``size`` more bytes; return where they go (the pending length)."""
+        data = self.buffer._data
+        pos = self.buffer._length
+        needed = pos + size
+        if needed > len(data):
+            resize(data, grown(len(data), needed))
+        return pos
+
+    def _scalar(self, field: object, code: int, value: object) -> None:
+        tag = _tag(field, _VARINT if code < _K_FIXED32 else _I32 if code < _K_FIXED64 else _I64)
+        bits = _bits(field, code, value)
+        width = _width(code)
+        pos = self._room(varint_size(tag) + (width or varint_size(bits)))
+        out = byte_pointer(self.buffer._data)
+        pos = varint_write(out, pos, tag)
+        pos = write_le(out, pos, bits, width) if width else varint_write(out, pos, bits)
+        self.buffer._length = pos
+
+    def _put_len(self, tag: int, source: Bytes, size: int) -> None:
+        """Write ``tag`` and ``varint(size)`` (neither if ``tag`` is 0), then ``size`` bytes."""
+        pos = self._room((varint_size(tag) + varint_size(size) if tag else 0) + size)
+        out = byte_pointer(self.buffer._data)
+        if tag:
+            pos = varint_write(out, pos, tag)
+            pos = varint_write(out, pos, size)
+        copy_bytes(out, pos, source, size)
+        self.buffer._length = pos + size
+
+    def _put_text(self, field: object, tag: int, text: object) -> None:
+        """:meth:`_put_len` of the UTF-8 bytes of a ``str``."""
+        if not isinstance(text, str):
+            raise EncodeError(
+                f"field {field}: string value must be a str, not {type(text).__name__}"
+            )
+        try:
+            if cython.compiled:
+                data = PyUnicode_AsUTF8AndSize(text, cython.address(size))
+            else:
+                encoded = text.encode("utf-8")  # the uncompiled build makes one temporary
+        except UnicodeEncodeError as exc:
+            raise EncodeError(f"field {field}: string is not valid UTF-8: {exc.reason}") from None
+        if cython.compiled:
+            self._put_len(tag, cython.cast(cython.p_uchar, data), size)
+        else:
+            self._put_len(tag, memoryview(encoded), len(encoded))
+
+    def _put_buffer(self, field: object, tag: int, data: object) -> None:
+        """:meth:`_put_len` from any contiguous buffer; a bad one raises EncodeError."""
+        what = "raw data" if field is None else f"field {field}"
+        if cython.compiled:
+            try:
+                acquire(data, cython.address(view), PyBUF_SIMPLE)
+            except (TypeError, BufferError) as exc:
+                raise EncodeError(f"{what}: expected a contiguous buffer: {exc}") from None
+            try:
+                self._put_len(tag, cython.cast(cython.p_uchar, view.buf), view.len)
+            finally:
+                PyBuffer_Release(cython.address(view))
+        else:
+            try:
+                source = byte_view(data, False)
+            except (TypeError, BufferError) as exc:
+                raise EncodeError(f"{what}: expected a contiguous buffer: {exc}") from None
+            with source:
+                self._put_len(tag, source, len(source))
+
+    def _put_varints(self, tag: int, column: Any, code: int, numpy: Any) -> None:
+        """A packed varint field from a checked, non-empty numpy column.
+
+        Compiled: measured, then written, by C loops over the array's memory.
+        """
+        if cython.compiled:
+            n = len(column)
+            acquire(column, cython.address(view), PyBUF_SIMPLE)
+            try:
+                elements = cython.cast(cython.p_uchar, view.buf)
+                size = _column_size(elements, n, code)
+                pos = self._room(varint_size(tag) + varint_size(size) + size)
+                out = byte_pointer(self.buffer._data)
+                pos = varint_write(out, pos, tag)
+                pos = varint_write(out, pos, size)
+                self.buffer._length = _write_column(out, pos, elements, n, code)
+            finally:
+                PyBuffer_Release(cython.address(view))
+        else:
+            encoded = _numpy_varints(column, code, numpy)
+            self._put_len(tag, memoryview(encoded), len(encoded))
+
+    def _put_sequence(self, field: object, tag: int, code: int, values: Any) -> None:
+        """A packed field from an iterable, checked element by element, rolled back on error."""
+        try:
+            items = iter(values)
+        except TypeError:
+            raise EncodeError(
+                f"field {field}: packed values must be a numpy array or an iterable, "
+                f"not {type(values).__name__}"
+            ) from None
+        buffer = self.buffer
+        start = buffer._length
+        body = self._open(tag)
+        width = _width(code)
+        count = 0
+        try:
+            for value in items:
+                bits = _bits(field, code, value)
+                pos = self._room(width or varint_size(bits))
+                out = byte_pointer(buffer._data)
+                if width:
+                    buffer._length = write_le(out, pos, bits, width)
+                else:
+                    buffer._length = varint_write(out, pos, bits)
+                count += 1
+        except BaseException:
+            self._rollback(start)
+            raise
+        if count:
+            self._close(start, body, sys.maxsize)
+        else:
+            self._rollback(start)  # proto3: an empty packed field is not written
+
+    def _open(self, tag: int) -> int:
+        """Write ``tag`` (none if 0) and one reserved length byte; return where the body goes."""
+        pos = self._room((varint_size(tag) if tag else 0) + 1)
+        out = byte_pointer(self.buffer._data)
+        if tag:
+            pos = varint_write(out, pos, tag)
+        out[pos] = 0
+        self.buffer._length = pos + 1
+        return pos + 1
+
+    def _close(self, start: int, body: int, limit: int) -> int:
+        """Back-patch the length of the body written since :meth:`_open`; return the length.
+
+        ``start`` is where the field began: a body over ``limit`` bytes, or a
+        failure to make room for a longer prefix, removes the field.
+        """
+        buffer = self.buffer
+        end = buffer._length
+        if end < body:
+            raise RuntimeError("the buffer was cleared while a nested message or frame was open")
+        size = end - body
+        if size > limit:
+            self._rollback(start)
+            raise FrameTooLargeError(size, limit)
+        extra = varint_size(size) - 1
+        if extra:
+            try:
+                self._room(extra)
+            except BaseException:
+                self._rollback(start)
+                raise
+            _shift_right(byte_pointer(buffer._data), body, size, extra)
+            buffer._length = end + extra
+        varint_write(byte_pointer(buffer._data), body - 1, size)
+        return size
+
+    def _rollback(self, start: int) -> None:
+        """Forget everything written after ``start``."""
+        if self.buffer._length > start:
+            self.buffer._length = start
+
+
+class Delimited:
+    """A length-delimited region being written: a nested message, or a frame.
+
+    Returned by :meth:`WireWriter.message` and :meth:`codec.FrameEncoder.frame`;
+    use it once, in a ``with`` statement, which gives the writer.
+    """
+
+    def __init__(self, writer: WireWriter, tag: int, limit: int) -> None:
+        self._writer = writer
+        self._tag = tag  # 0 for a frame, which has no tag
+        self._limit = limit
+        self._start = -1  # where the region begins, while it is open
+        self._body = 0
+
+    def __enter__(self) -> WireWriter:
+        if self._start >= 0:
+            raise RuntimeError("this nested message or frame is already open")
+        writer = self._writer
+        self._start = writer.buffer._length
+        self._body = writer._open(self._tag)
+        return writer
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        start = self._start
+        if start < 0:
+            raise RuntimeError("this nested message or frame is not open")
+        self._start = -1
+        if exc_type is None:
+            self._writer._close(start, self._body, self._limit)
+        else:
+            self._writer._rollback(start)  # and the exception goes on
+
+
+def _region(writer: WireWriter, tag: int, limit: int) -> Delimited:
+    """A new :class:`Delimited`, without the cost of ``__init__``'s argument parsing."""
+    region = Delimited.__new__(Delimited)
+    region._writer = writer
+    region._tag = tag
+    region._limit = limit
+    region._start = -1
+    region._body = 0
+    return region
+
+
+def open_frame(buffer: WriteBuffer, limit: int) -> Delimited:
+    """A frame of at most ``limit`` payload bytes, written into ``buffer`` (for FrameEncoder)."""
+    writer = WireWriter.__new__(WireWriter)
+    writer.buffer = buffer
+    return _region(writer, 0, limit)
+
+
+# --- reader ------------------------------------------------------------------
+
+
+def _read_tag(data: Bytes, pos: int, end: int, base: int) -> int:
+    """Validate the tag at ``pos``; return ``tag << 3 | its length in bytes``.
+
+    Tags are at most 5 bytes (non-minimal ones included) and at most
+    2**32 - 1; field 0 and wire types 6 and 7 are refused.
+    """
+    n = 0
+    tag = 0
+    while True:
+        if n >= end - pos:
+            raise TruncatedError("buffer ends inside a tag", base + pos)
+        byte = data[pos + n]
+        chunk = byte & 0x7F
+        tag |= chunk << (7 * n)
+        n += 1
+        if byte < 0x80:
+            break
+        if n == 5:
+            raise WireFormatError("tag is longer than 5 bytes", base + pos)
+    if tag > 0xFFFFFFFF:
+        raise WireFormatError(
+            f"tag {tag:#x} is above 2**32 - 1 (field number above {MAX_FIELD_NUMBER})",
+            base + pos,
+        )
+    if tag >> 3 == 0:
+        raise WireFormatError("field number 0", base + pos)
+    if tag & 7 > 5:
+        raise WireFormatError(f"reserved wire type {tag & 7}", base + pos)
+    return (tag << 3) | n
+
+
+def _varint_length(data: Bytes, pos: int, end: int, base: int) -> int:
+    """Length of the (protobuf-profile) varint at ``pos``; raises if truncated or malformed."""
+    n = varint_scan(data, pos, end, False)
+    if n == 0:
+        raise TruncatedError("buffer ends inside a varint", base + pos)
+    if n < 0:
+        raise varint_error(n, base + pos)
+    return n
+
+
+def _skip_value(data: Bytes, pos: int, end: int, base: int, wire_type: int) -> int:
+    """End of the value of ``wire_type`` (not a group) at ``pos``; raises if it does not fit."""
+    if wire_type == _VARINT:
+        return pos + _varint_length(data, pos, end, base)
+    if wire_type == _LEN:
+        n = _varint_length(data, pos, end, base)
+        size = varint_value(data, pos, n)
+        body = pos + n
+        if size > end - body:
+            raise TruncatedError(
+                f"length-delimited value of {size} bytes runs past the end",
+                base + pos,
+                missing=size - (end - body),
+            )
+        return body + size
+    n = 8 if wire_type == _I64 else 4
+    if n > end - pos:
+        raise TruncatedError(
+            f"buffer ends inside a {n}-byte value", base + pos, missing=n - (end - pos)
+        )
+    return pos + n
+
+
+def _count_varints(data: Bytes, start: int, end: int, base: int) -> int:
+    """Number of varints filling ``data[start:end]`` exactly; raises for a bad one."""
+    count = 0
+    pos = start
+    while pos < end:
+        pos += _varint_length(data, pos, end, base)
+        count += 1
+    return count
+
+
+def _decode_varints(data: Bytes, pos: int, end: int, out: Bytes, count: int, code: int) -> None:
+    """Compiled only: decode ``count`` checked varints at ``pos`` into a column of kind ``code``."""
+    if cython.compiled:
+        for i in range(count):
+            n = varint_scan(data, pos, end, False)
+            value = varint_value(data, pos, n)
+            pos += n
+            if code in (_K_UINT64, _K_INT64):
+                cython.cast(cython.pointer(uint64_t), out)[i] = value
+            elif code == _K_SINT64:
+                cython.cast(cython.pointer(uint64_t), out)[i] = (value >> 1) ^ (0 - (value & 1))
+            elif code == _K_UINT32:
+                cython.cast(cython.pointer(uint32_t), out)[i] = cython.cast(uint32_t, value)
+            elif code == _K_BOOL:
+                out[i] = value != 0
+            elif code == _K_SINT32:
+                low = cython.cast(uint32_t, value)
+                cython.cast(cython.pointer(uint32_t), out)[i] = (low >> 1) ^ (0 - (low & 1))
+            else:  # int32, enum: the low 32 bits, as protobuf
+                cython.cast(cython.pointer(uint32_t), out)[i] = cython.cast(uint32_t, value)
+
+
+def _python_element(value: int, code: int) -> int:
+    """Uncompiled: a decoded varint as the kind's value (as the compiled loop stores it)."""
+    if code == _K_UINT64:
+        return value
+    if code == _K_INT64:
+        return value - (1 << 64) if value >> 63 else value
+    if code == _K_SINT64:
+        return (value >> 1) ^ -(value & 1)
+    if code == _K_BOOL:
+        return 1 if value else 0
+    value &= 0xFFFFFFFF
+    if code == _K_UINT32:
+        return value
+    if code == _K_SINT32:
+        return (value >> 1) ^ -(value & 1)
+    return value - (1 << 32) if value >> 31 else value  # int32, enum
+
+
+class WireReader:
+    """Iterates the fields of a protobuf message: ``(field_number, wire_type, value)``.
+
+    ``buffer`` is any contiguous buffer (``bytes``, ``bytearray``,
+    ``memoryview``, numpy ``uint8`` array); it cannot be resized while the
+    reader or a value from it is alive. ``value`` is the raw unsigned integer
+    for VARINT, I64 and I32 fields, and a zero-copy ``memoryview`` of the
+    bytes for LEN fields and for a group's body (wire type SGROUP; its
+    EGROUP tag is consumed). Wire types are not checked against any schema.
+
+    Errors (each with the offset where it happened, from the start of the
+    outermost reader's buffer): :class:`~codec.errors.WireFormatError` for
+    field 0, a tag over 5 bytes or over 2**32 - 1, wire type 6 or 7, an end
+    of group without a start or for another field; :class:`TruncatedError`
+    for a value or a group running past the end;
+    :class:`~codec.errors.VarintError` for a malformed varint;
+    :class:`DepthLimitError` for groups or messages nested deeper than
+    ``max_depth`` (a reader's top level is depth 0). Iterating again after an
+    error raises it again.
+    """
+
+    def __init__(self, buffer: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        max_depth = operator.index(max_depth)
+        if not 0 <= max_depth <= sys.maxsize:
+            raise ValueError(f"max_depth must be in [0, {sys.maxsize}], got {max_depth}")
+        self._view = byte_view(buffer, False)
+        self._pos = 0
+        self._end = len(self._view)
+        self._base = 0  # offset of _view[0] in the outermost buffer
+        self._depth = 0
+        self._max_depth = max_depth
+        self._group_end = 0  # scratch for _skip_group: where the last group's end tag ends
+
+    @property
+    def offset(self) -> int:
+        """Offset of the next field, from the start of the outermost buffer."""
+        return self._base + self._pos
+
+    @property
+    def depth(self) -> int:
+        """Nesting depth of this reader's message: 0 at the top, 1 for :meth:`nested`, ..."""
+        return self._depth
+
+    def __iter__(self) -> Iterator[tuple[int, int, Any]]:
+        return self
+
+    def __next__(self) -> tuple[int, int, Any]:
+        field = self._next_field()
+        if field is None:
+            raise StopIteration
+        return field
+
+    def nested(self, value: memoryview) -> WireReader:
+        """A reader over a LEN value (or group body) this reader yielded, one level deeper.
+
+        Its error offsets continue from this reader's. Raises
+        :class:`DepthLimitError` beyond ``max_depth``, and ValueError for a
+        value that is not part of this reader's buffer.
+        """
+        view = byte_view(value, False)
+        start = self._locate(view)
+        depth = self._depth + 1
+        if depth > self._max_depth:
+            raise DepthLimitError(
+                f"messages nested deeper than {self._max_depth}", self._base + start
+            )
+        reader = WireReader(view, max_depth=self._max_depth)
+        reader._base = self._base + start
+        reader._depth = depth
+        return reader
+
+    def packed(self, value: memoryview, kind: str) -> Any:
+        """The elements of a packed repeated field (a LEN value yielded here) as a numpy array.
+
+        Fixed-width kinds are a zero-copy view (dtype ``<u4``, ``<i4``,
+        ``<f4``, ``<u8``, ``<i8``, ``<f8``); a length that is not a multiple
+        of the element size raises :class:`WireFormatError`. Varint kinds are
+        decoded into a new array (int32/sint32/enum: ``int32``, int64/sint64:
+        ``int64``, ``uint32``, ``uint64``, ``bool``), truncating to 32 bits
+        as protobuf does; a truncated or malformed varint raises
+        :class:`TruncatedError` or :class:`~codec.errors.VarintError`. The
+        array holds at most one element per byte of ``value``.
+        """
+        code = _KINDS.get(kind) if isinstance(kind, str) else None
+        if code is None:
+            raise ValueError(f"unknown packed kind {kind!r}")
+        view = byte_view(value, False)
+        start = self._locate(view)
+        size = len(view)
+        numpy = _numpy()
+        width = _width(code)
+        if width:
+            if size % width:
+                raise WireFormatError(
+                    f"packed {kind} value of {size} bytes is not a multiple of {width}",
+                    self._base + start,
+                )
+            return numpy.frombuffer(view, dtype=_DTYPES[code])
+        return self._unpack(start, start + size, code, numpy)
+
+    # --- internals ----------------------------------------------------------
+
+    def _data(self) -> Bytes:
+        """The bytes being read: a pointer compiled, the byte view uncompiled."""
+        if cython.compiled:
+            return cython.cast(cython.p_uchar, cython.cast(MemoryViewPointer, self._view).view.buf)
+        return self._view
+
+    def _unpack(self, start: int, end: int, code: int, numpy: Any) -> Any:
+        """The packed varints in ``_view[start:end]`` as a new array of kind ``code``."""
+        data = self._data()
+        count = _count_varints(data, start, end, self._base)  # checks them all first
+        out = numpy.empty(count, dtype=_DTYPES[code])
+        if cython.compiled:
+            acquire(out, cython.address(target), PyBUF_WRITABLE)
+            try:
+                _decode_varints(
+                    data, start, end, cython.cast(cython.p_uchar, target.buf), count, code
+                )
+            finally:
+                PyBuffer_Release(cython.address(target))
+            return out
+        pos = start
+        for i in range(count):
+            n = varint_scan(data, pos, end, False)
+            out[i] = _python_element(varint_value(data, pos, n), code)
+            pos += n
+        return out
+
+    def _next_field(self) -> tuple[int, int, Any] | None:
+        """The next field, or None at the end."""
+        pos = self._pos
+        end = self._end
+        if pos >= end:
+            return None
+        data = self._data()
+        base = self._base
+        head = _read_tag(data, pos, end, base)
+        tag = head >> 3
+        field = tag >> 3
+        wire_type = tag & 7
+        at = pos + (head & 7)
+        value: Any
+        if wire_type == _VARINT:
+            n = _varint_length(data, at, end, base)
+            value = varint_value(data, at, n)
+            self._pos = at + n
+        elif wire_type == _LEN:
+            n = _varint_length(data, at, end, base)
+            size = varint_value(data, at, n)
+            body = at + n
+            if size > end - body:
+                raise TruncatedError(
+                    f"length-delimited value of {size} bytes runs past the end",
+                    base + at,
+                    missing=size - (end - body),
+                )
+            value = self._slice(body, body + size)
+            self._pos = body + size
+        elif wire_type == _I64:
+            self._pos = _skip_value(data, at, end, base, _I64)
+            value = read_le(data, at, 8)
+        elif wire_type == _I32:
+            self._pos = _skip_value(data, at, end, base, _I32)
+            value = read_le(data, at, 4)
+        elif wire_type == _SGROUP:
+            close = self._skip_group(data, at, end, field, pos)
+            value = self._slice(at, close)
+            self._pos = self._group_end
+        else:
+            raise WireFormatError(f"end-group tag of field {field} without a start", base + pos)
+        return field, wire_type, value
+
+    def _skip_group(self, data: Bytes, pos: int, end: int, field: int, start: int) -> int:
+        """Skip the body of the group of ``field`` opened by the tag at ``start``.
+
+        Returns where its end tag begins and leaves where it ends in
+        ``_group_end``. Nested groups are followed with a stack of their
+        field numbers, not by recursion, under the same depth limit.
+        """
+        base = self._base
+        level = self._depth + 1  # of this group
+        if level > self._max_depth:
+            raise DepthLimitError(f"groups nested deeper than {self._max_depth}", base + start)
+        fields = [field]
+        while True:
+            if pos >= end:
+                raise TruncatedError(f"group of field {field} runs past the end", base + start)
+            head = _read_tag(data, pos, end, base)
+            tag = head >> 3
+            inner = tag >> 3
+            wire_type = tag & 7
+            at = pos + (head & 7)
+            if wire_type == _SGROUP:
+                if level + len(fields) > self._max_depth:
+                    raise DepthLimitError(
+                        f"groups nested deeper than {self._max_depth}", base + pos
+                    )
+                fields.append(inner)
+            elif wire_type == _EGROUP:
+                if inner != fields[len(fields) - 1]:
+                    raise WireFormatError(
+                        f"group of field {fields[len(fields) - 1]} closed by an end-group tag "
+                        f"of field {inner}",
+                        base + pos,
+                    )
+                fields.pop()
+                if not fields:
+                    self._group_end = at
+                    return pos
+            else:
+                at = _skip_value(data, at, end, base, wire_type)
+            pos = at
+
+    def _slice(self, start: int, end: int) -> memoryview:
+        """A zero-copy view of ``_view[start:end]``."""
+        if cython.compiled:
+            # Narrow a copy of the whole view in place: the generic slicing
+            # path (slice object, index checks) costs more than a small field.
+            view = PyMemoryView_FromObject(self._view)
+            narrowed = cython.cast(MemoryViewPointer, view)
+            narrowed.view.buf = cython.cast(cython.p_char, narrowed.view.buf) + start
+            narrowed.view.len = end - start
+            narrowed.view.shape[0] = end - start
+            return view  # type: ignore[no-any-return]
+        return self._view[start:end]
+
+    def _locate(self, view: memoryview) -> int:
+        """Position of ``view`` (a byte view) in this reader's buffer; ValueError if outside."""
+        if cython.compiled:
+            address = cython.cast(cython.size_t, cython.cast(MemoryViewPointer, view).view.buf)
+            origin = cython.cast(cython.size_t, cython.cast(MemoryViewPointer, self._view).view.buf)
+            start = cython.cast(cython.Py_ssize_t, address - origin)  # negative if before
+            size = cython.cast(MemoryViewPointer, view).view.len
+        else:
+            numpy = _numpy()
+            address = numpy.frombuffer(view, dtype=numpy.uint8).__array_interface__["data"][0]
+            origin = numpy.frombuffer(self._view, dtype=numpy.uint8).__array_interface__["data"][0]
+            start = int(address - origin)
+            size = len(view)
+        if start < 0 or start > self._end or size > self._end - start:
+            raise ValueError("the value is not part of this reader's buffer")
+        return start
+
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "EGROUP",
+    "I32",
+    "I64",
+    "LEN",
+    "MAX_FIELD_NUMBER",
+    "SGROUP",
+    "VARINT",
+    "Delimited",
+    "WireReader",
+    "WireWriter",
+]

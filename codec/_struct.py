@@ -202,7 +202,7 @@ class Struct:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return _values_equal(self._values, other._values) and self._unknown == other._unknown  # type: ignore[attr-defined]
+        return _values_equal(self._values, other._values) and self._unknown == other._unknown
 
     def __repr__(self) -> str:
         plan: MessagePlan = type(self).__plan__  # type: ignore[attr-defined]
@@ -306,7 +306,7 @@ def _twos(number: int) -> int:
 
 def _real(field: FieldPlan, plan: MessagePlan, value: Any) -> float:
     if type(value) is float:
-        return value  # type: ignore[no-any-return]
+        return value
     if not (hasattr(type(value), "__float__") or hasattr(type(value), "__index__")):
         raise _encode_error(field, plan, f"expected a number, not {type(value).__name__}")
     return float(value)
@@ -437,8 +437,8 @@ def _value_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
     else:
         size = _submessage_size(field, plan, value, depth)
         if kind == GROUP:
-            return size + varint_size(field.end_tag)  # type: ignore[no-any-return]
-    return varint_size(size) + size  # type: ignore[no-any-return]
+            return size + varint_size(field.end_tag)
+    return varint_size(size) + size
 
 
 def _submessage_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
@@ -488,7 +488,7 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
                 payload += _value_size(field, plan, item, depth)
             if payload == 0 and len(value) == 0:
                 return 0
-            return field.tag_size + varint_size(payload) + payload  # type: ignore[no-any-return]
+            return field.tag_size + varint_size(payload) + payload
         total = 0
         for item in value:
             total += field.tag_size + _value_size(field, plan, item, depth)
@@ -496,7 +496,7 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
     if value is None:
         return 0  # unset: explicit presence, or no sub-message
     if field.presence or field.message is not None:
-        return field.tag_size + _value_size(field, plan, value, depth)  # type: ignore[no-any-return]
+        return field.tag_size + _value_size(field, plan, value, depth)
     return _implicit_size(field, plan, value)
 
 
@@ -508,16 +508,16 @@ def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
             if field.kind == STRING
             else _bytes_size(field, plan, value)
         )
-        return field.tag_size + varint_size(size) + size if size else 0  # type: ignore[no-any-return]
+        return field.tag_size + varint_size(size) + size if size else 0
     bits = _scalar_bits(field, plan, value)
     if bits == 0:  # -0.0 has bits, so it is written, as upb does
         return 0
-    return field.tag_size + _bits_size(field, bits)  # type: ignore[no-any-return]
+    return field.tag_size + _bits_size(field, bits)
 
 
 def _bits_size(field: FieldPlan, bits: int) -> int:
     if field.wire_type == VARINT:
-        return varint_size(bits)  # type: ignore[no-any-return]
+        return varint_size(bits)
     return 4 if field.wire_type == I32 else 8
 
 
@@ -578,7 +578,7 @@ def _write_value(
     sub: MessagePlan = field.message  # type: ignore[assignment]
     if kind == GROUP:
         pos = write_message_at(sub, value, out, pos, depth + 1)
-        return varint_write(out, pos, field.end_tag)  # type: ignore[no-any-return]
+        return varint_write(out, pos, field.end_tag)
     pos = varint_write(out, pos, message_size_at(sub, value, depth + 1))
     return write_message_at(sub, value, out, pos, depth + 1)
 
@@ -632,8 +632,8 @@ def _write_field(
 
 def _write_bits(field: FieldPlan, bits: int, out: Any, pos: int) -> int:
     if field.wire_type == VARINT:
-        return varint_write(out, pos, bits)  # type: ignore[no-any-return]
-    return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)  # type: ignore[no-any-return]
+        return varint_write(out, pos, bits)
+    return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)
 
 
 def _map_order(key_field: FieldPlan) -> Any:
@@ -687,7 +687,7 @@ class Decoding:
         self.numpy = numpy
         self.max_depth = max_depth
         self.max_elements = max_elements
-        self.source: memoryview | None = None  # the input, a flat byte view
+        self.source = memoryview(b"")  # the input, a flat byte view
         self.base = 0  # stream offset of the input's first byte, for error offsets
         self.elements = 0  # budget left
         self.rejected_entry: bytes | None = None
@@ -734,7 +734,7 @@ def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
     if tag & 7 > I32:
         raise WireFormatError(f"reserved wire type {tag & 7}", state.base + pos)
     state.tag = tag
-    return pos + n  # type: ignore[no-any-return]
+    return pos + n
 
 
 def _read_varint(data: Any, pos: int, end: int, state: Decoding) -> int:
@@ -756,7 +756,7 @@ def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
     if size > end - pos - n:
         raise TruncatedError("length-delimited value runs past its message", state.base + pos)
     state.body = pos + n
-    return pos + n + size  # type: ignore[no-any-return]
+    return pos + n + size
 
 
 def _skip(data: Any, pos: int, end: int, tag: int, state: Decoding, depth: int) -> int:
@@ -879,8 +879,15 @@ def _decode_field(
         state.spend(1, state.base + pos)
         if field.kind == GROUP:
             after = decode_message(
-                field.message, sub, data, pos, end, state, depth + 1, field.number
-            )  # type: ignore[arg-type]
+                field.message,  # type: ignore[arg-type]
+                sub,
+                data,
+                pos,
+                end,
+                state,
+                depth + 1,
+                field.number,
+            )
         else:
             after = _length_end(data, pos, end, state)
             decode_message(field.message, sub, data, state.body, after, state, depth + 1, 0)  # type: ignore[arg-type]

@@ -38,7 +38,8 @@ from codec.errors import EncodeError, TruncatedError, VarintError
 COMPILED: bool = cython.compiled
 
 # What the C code sees as a byte pointer: uncompiled, any indexable buffer of ints.
-Bytes = bytearray | memoryview
+Bytes = bytes | bytearray | memoryview
+WritableBytes = bytearray | memoryview
 
 MAX_LEN = 10  # protobuf: ceil(64 / 7) bytes
 STRICT_MAX_LEN = 9  # multiformats unsigned-varint: 63 bits
@@ -106,7 +107,7 @@ def varint_size(value: int) -> int:
     return n
 
 
-def varint_write(out: Bytes, pos: int, value: int) -> int:
+def varint_write(out: WritableBytes, pos: int, value: int) -> int:
     """Write ``value`` at ``out[pos]`` (room already checked); return the end position."""
     while value >= 0x80:
         out[pos] = (value & 0x7F) | 0x80
@@ -124,7 +125,7 @@ def read_le(data: Bytes, pos: int, width: int) -> int:
     return value
 
 
-def write_le(out: Bytes, pos: int, value: int, width: int) -> int:
+def write_le(out: WritableBytes, pos: int, value: int, width: int) -> int:
     for i in range(width):
         out[pos + i] = (value >> (8 * i)) & 0xFF
     return pos + width
@@ -268,7 +269,7 @@ def _store(value: int, buffer: object, offset: object, width: int) -> int:
         return _store_at(data, len(data), start, value, width)
 
 
-def _store_at(out: Bytes, length: int, offset: int, value: int, width: int) -> int:
+def _store_at(out: WritableBytes, length: int, offset: int, value: int, width: int) -> int:
     n = width or varint_size(value)
     if offset > length or n > length - offset:
         raise EncodeError(f"no room for {n} bytes at offset {offset} of a {length}-byte buffer")

@@ -433,7 +433,7 @@ class FrameDecoder(ReceiveWindow):
 
     def _prefix_of(self, pos: int) -> int:
         """Length of the (valid) frame prefix at ``pos``."""
-        return varint_scan(byte_pointer(self._data), pos, self._end, self._strict)  # type: ignore[no-any-return]
+        return varint_scan(byte_pointer(self._data), pos, self._end, self._strict)
 
 
 __all__ = [

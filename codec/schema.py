@@ -141,13 +141,14 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
 
 
 def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
-    features = field._GetFeatures()
+    features = field._GetFeatures()  # type: ignore[attr-defined]  # editions features
     kind = _KINDS[field.type]
     if kind == _MESSAGE and features.message_encoding == features.DELIMITED:
         kind = _GROUP
     closed = None
-    if kind == _ENUM and field.enum_type.is_closed:
-        closed = frozenset(value.number for value in field.enum_type.values)
+    enum = field.enum_type
+    if kind == _ENUM and enum is not None and enum.is_closed:
+        closed = frozenset(value.number for value in enum.values)
     utf8 = ""
     if kind == _STRING:
         utf8 = "strict" if features.utf8_validation == features.VERIFY else "bytes"
@@ -174,26 +175,27 @@ def _default(field: FieldDescriptor, plan: FieldPlan) -> Any:
 
 def which_oneof(message: Struct, name: str) -> str | None:
     """Name of the member of oneof ``name`` that is set, or None."""
-    plan = type(message).__plan__
+    plan: MessagePlan = type(message).__plan__  # type: ignore[attr-defined]
     try:
         slots = plan.oneofs[name]
     except KeyError:
         raise ValueError(f"{plan.full_name} has no oneof {name!r}") from None
     for slot in slots:
         if message._values[slot] is not None:
-            return plan.fields_by_slot[slot].name
+            member: str = plan.fields_by_slot[slot].name
+            return member
     return None
 
 
 def unknown_fields(message: Struct) -> bytes:
     """Fields a decoded message held that its schema does not know, as wire bytes."""
-    return message._unknown  # type: ignore[no-any-return]
+    return message._unknown
 
 
 def to_pb2(message: Struct, cls: Any = None) -> Any:
     """The google.protobuf message with the same content as a struct."""
     if cls is None:
-        cls = message_factory.GetMessageClass(type(message).DESCRIPTOR)
+        cls = message_factory.GetMessageClass(type(message).DESCRIPTOR)  # type: ignore[attr-defined]
     converted = cls()
     converted.MergeFromString(encode(message))  # proto2 required fields may be missing
     return converted
@@ -203,4 +205,4 @@ def from_pb2(message: Any, cls: type | None = None) -> Any:
     """The struct with the same content as a google.protobuf message."""
     if cls is None:
         cls = struct(type(message))
-    return decode(cls, message.SerializePartialToString())  # type: ignore[arg-type]
+    return decode(cls, message.SerializePartialToString())

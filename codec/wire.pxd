@@ -68,8 +68,6 @@ cdef object _checked_column(object field, Py_ssize_t code, object values, object
 @cython.locals(n32=int32_t, n64=int64_t)
 cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
 
-cdef Py_ssize_t _size(uint64_t value) noexcept nogil
-cdef Py_ssize_t _put(uchar *out, Py_ssize_t pos, uint64_t value) noexcept nogil
 
 @cython.locals(total=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _column_size(const uchar *column, Py_ssize_t n, Py_ssize_t code) noexcept nogil

@@ -51,7 +51,7 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython
 
 from codec._buffer import WriteBuffer
-from codec._varint import Bytes, byte_view
+from codec._varint import Bytes, WritableBytes, byte_view
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, grown, resize
@@ -395,50 +395,20 @@ def _element(column: Bytes, i: int, code: int) -> int:
     return 0
 
 
-# The column loops use local copies of varint_size and varint_write, which the
-# C compiler inlines (cimported functions are called through pointers).
-
-
-def _size(value: int) -> int:
-    """Compiled only: varint_size without a loop, for the column loops."""
-    return (
-        1
-        + (value >> 7 != 0)
-        + (value >> 14 != 0)
-        + (value >> 21 != 0)
-        + (value >> 28 != 0)
-        + (value >> 35 != 0)
-        + (value >> 42 != 0)
-        + (value >> 49 != 0)
-        + (value >> 56 != 0)
-        + (value >> 63 != 0)
-    )
-
-
-def _put(out: Bytes, pos: int, value: int) -> int:
-    """Compiled only: varint_write, for the column loops."""
-    while value >= 0x80:
-        out[pos] = (value & 0x7F) | 0x80
-        value >>= 7
-        pos += 1
-    out[pos] = value
-    return pos + 1
-
-
 def _column_size(column: Bytes, n: int, code: int) -> int:
     """Compiled only: bytes of the packed varints of a column of ``n`` elements."""
     total = 0
     if cython.compiled:
         for i in range(n):
-            total += _size(_element(column, i, code))
+            total += varint_size(_element(column, i, code))
     return total
 
 
-def _write_column(out: Bytes, pos: int, column: Bytes, n: int, code: int) -> int:
+def _write_column(out: WritableBytes, pos: int, column: Bytes, n: int, code: int) -> int:
     """Compiled only: write the packed varints of a column at ``out[pos]``; return the end."""
     if cython.compiled:
         for i in range(n):
-            pos = _put(out, pos, _element(column, i, code))
+            pos = varint_write(out, pos, _element(column, i, code))
     return pos
 
 

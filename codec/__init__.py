@@ -52,7 +52,9 @@ from codec.wire import (  # noqa: E402
 )
 
 #: True when every module of the compiled core is loaded (not their .py source).
-COMPILED: bool = _varint.COMPILED and _buffer.COMPILED and wire.COMPILED and framing.COMPILED
+COMPILED: bool = all(
+    module.COMPILED for module in (_varint, _buffer, _struct, wire, framing)
+)
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,773 @@
+"""Command line: ``python -m codec dump | encode | bench``.
+
+Strategy: the commands are thin shells around the library, so they behave as
+the library does and show it in use. ``dump`` reads its input in chunks
+straight into a :class:`~codec.FrameDecoder`'s receive window
+(``get_buffer`` + ``readinto``), so a stream of any length is decoded in
+constant memory, and prints each message as one JSON object per line as soon
+as its chunk has been read. ``encode`` reads JSON lines, one message per
+line, encodes them into one reusable :class:`~codec.FrameEncoder` and writes
+its pending frames to stdout in batches. Message classes are built at run
+time from a serialized ``FileDescriptorSet`` (``protoc --include_imports
+--descriptor_set_out=FILE``), so no generated ``_pb2`` module is needed; JSON
+follows protobuf's canonical JSON mapping (``google.protobuf.json_format``).
+
+Errors never end in a traceback: every failure is one line on stderr,
+``codec <command>: <what went wrong>``, and exit status 1 (2 for a bad
+command line, as argparse does). A decode error names its class and the
+stream offset of the frame at fault; the messages decoded before it are
+printed first. An encode error names the input line; the frames of the lines
+before it have been written.
+
+``bench`` times the library against the naive loops it replaces, in this
+process, with ``timeit`` and nothing but the package installed, and prints
+same-run ratios (``--suite`` runs the pytest-benchmark suite of a checkout
+instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import math
+import platform
+import random
+import re
+import statistics
+import subprocess
+import sys
+import timeit
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf import message as pb_message
+
+import codec
+from codec.errors import DecodeError, EncodeError
+
+PROG = "python -m codec"
+
+# Bytes asked of the input per read in `dump`: the decoder's default receive
+# chunk, large enough to amortise a system call, small enough to print early.
+READ_CHUNK = 64 * 1024
+# Pending bytes of `encode` output written to stdout at once.
+WRITE_BATCH = 64 * 1024
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+}
+
+# Files a descriptor set may import without holding them: protobuf ships them.
+_WELL_KNOWN_MODULES = (
+    "any_pb2",
+    "api_pb2",
+    "descriptor_pb2",
+    "duration_pb2",
+    "empty_pb2",
+    "field_mask_pb2",
+    "source_context_pb2",
+    "struct_pb2",
+    "timestamp_pb2",
+    "type_pb2",
+    "wrappers_pb2",
+)
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr, with exit status 1."""
+
+
+# --- schemas -------------------------------------------------------------------
+
+
+@dataclass
+class Schema:
+    """The message types of a descriptor set, in a pool of their own."""
+
+    path: str
+    pool: descriptor_pool.DescriptorPool
+    names: list[str]  # full names of every message type, nested ones included
+
+    def message_class(self, type_name: str) -> type[pb_message.Message]:
+        """The google.protobuf class of ``type_name``; close matches in the error if unknown."""
+        name = type_name.lstrip(".")
+        if name not in self.names:
+            raise CliError(self._unknown(name))
+        descriptor = self.pool.FindMessageTypeByName(name)
+        return message_factory.GetMessageClass(descriptor)
+
+    def _unknown(self, name: str) -> str:
+        where = f"no message type {name!r} in {self.path}"
+        if not self.names:
+            return f"{where}; it defines no message types"
+        # Compare last components, case-insensitively: whole names look alike
+        # whenever they share a package, and a package left out or misspelt
+        # still finds its type.
+        by_short: dict[str, list[str]] = {}
+        for n in self.names:
+            by_short.setdefault(n.rpartition(".")[2].lower(), []).append(n)
+        short = name.rpartition(".")[2].lower()
+        suggestions: list[str] = []
+        for key in difflib.get_close_matches(short, by_short, n=5, cutoff=0.7):
+            suggestions += by_short[key]  # best first; an exact match scores 1
+        suggestions = suggestions[:5]
+        if suggestions:
+            return f"{where}; close matches: {', '.join(suggestions)}"
+        listed = ", ".join(self.names[:10]) + (", ..." if len(self.names) > 10 else "")
+        return f"{where}; it defines: {listed}"
+
+
+def load_schema(path: str) -> Schema:
+    """Read a serialized ``FileDescriptorSet`` and build its files into a new pool."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        raise CliError(f"cannot read descriptor set {path}: {exc.strerror or exc}") from None
+    try:
+        descriptor_set = descriptor_pb2.FileDescriptorSet.FromString(data)
+    except pb_message.DecodeError:
+        descriptor_set = None
+    if descriptor_set is None or not descriptor_set.file:
+        raise CliError(
+            f"{path} is not a serialized FileDescriptorSet "
+            "(write one with: protoc --include_imports --descriptor_set_out=FILE ...)"
+        )
+    files = {file.name: file for file in descriptor_set.file}
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+
+    def add(name: str, importer: str, chain: tuple[str, ...]) -> None:
+        if name in added:
+            return
+        if name in chain:
+            raise CliError(f"{path}: circular imports: {' -> '.join((*chain, name))}")
+        file = files.get(name) or _well_known_file(name)
+        if file is None:
+            raise CliError(
+                f"{path}: {importer} imports {name}, which the set does not hold "
+                "(write the set with protoc --include_imports)"
+            )
+        for dependency in file.dependency:
+            add(dependency, name, (*chain, name))
+        try:
+            pool.Add(file)
+        except Exception as exc:  # upb raises TypeError, the Python backend others
+            raise CliError(f"{path}: cannot build {name}: {exc}") from None
+        added.add(name)
+
+    for name in files:
+        add(name, path, ())
+    names = sorted(
+        full
+        for file in descriptor_set.file
+        for message in file.message_type
+        for full in _message_names(file.package, message)
+    )
+    return Schema(path, pool, names)
+
+
+def _well_known_file(name: str) -> descriptor_pb2.FileDescriptorProto | None:
+    """A file that protobuf itself ships (``google/protobuf/*.proto``), or None."""
+    if not name.startswith("google/protobuf/"):
+        return None
+    import importlib
+
+    for module in _WELL_KNOWN_MODULES:  # each registers its file in the default pool
+        importlib.import_module(f"google.protobuf.{module}")
+    try:
+        found = descriptor_pool.Default().FindFileByName(name)
+    except KeyError:
+        return None
+    proto = descriptor_pb2.FileDescriptorProto()
+    found.CopyToProto(proto)
+    return proto
+
+
+def _message_names(scope: str, message: descriptor_pb2.DescriptorProto) -> Iterator[str]:
+    if message.options.map_entry:
+        return
+    full = f"{scope}.{message.name}" if scope else message.name
+    yield full
+    for nested in message.nested_type:
+        yield from _message_names(full, nested)
+
+
+# --- input and output ------------------------------------------------------------
+
+
+@contextmanager
+def open_input(path: str, *, buffered: bool = True) -> Iterator[BinaryIO]:
+    """A binary stream of ``path``, or of stdin for ``-`` (left open)."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        stream: BinaryIO = open(path, "rb", buffering=-1 if buffered else 0)  # noqa: SIM115
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with stream:
+        yield stream
+
+
+def byte_size(text: str) -> int:
+    """A size in bytes: ``65536``, ``64KiB``, ``4MiB``, ``1G`` (binary units)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    if match is None or match[2].lower() not in _SIZE_UNITS:
+        raise argparse.ArgumentTypeError(
+            f"not a size in bytes: {text!r} (examples: 65536, 64KiB, 4MiB)"
+        )
+    return int(match[1]) * _SIZE_UNITS[match[2].lower()]
+
+
+def _positive_size(text: str) -> int:
+    size = byte_size(text)
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return size
+
+
+# --- dump ----------------------------------------------------------------------
+
+
+def dump(args: argparse.Namespace) -> int:
+    """Print each message of a delimited stream as one JSON object per line."""
+    schema = load_schema(args.descriptor_set)
+    message_class = schema.message_class(args.type)
+    decoder = codec.FrameDecoder(
+        args.max_frame_size, strict=args.strict, message_type=message_class
+    )
+    out = sys.stdout.buffer
+    lines: list[bytes] = []  # rendered, not yet written
+
+    def render_ready() -> None:
+        for message in decoder:  # raises the decoder's error at the frame at fault
+            lines.append(_json_line(message, schema.pool, args.proto_names))
+
+    def write_lines() -> None:
+        out.write(b"".join(lines))
+        out.flush()
+        lines.clear()
+
+    with open_input(args.input, buffered=False) as stream:
+        readinto = _reader(stream)
+        try:
+            while True:
+                with decoder.get_buffer(args.chunk_size) as window:
+                    received = readinto(window)  # straight into the receive window
+                if not received:
+                    break
+                decoder.buffer_updated(received)
+                render_ready()
+                write_lines()
+            decoder.feed_eof()
+            render_ready()
+        except DecodeError as exc:
+            with suppress(DecodeError):
+                render_ready()  # the frames completed before the fault
+            raise CliError(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            write_lines()
+    return 0
+
+
+def _reader(stream: Any) -> Callable[[memoryview], int | None]:
+    """``readinto1`` (one read at most, so a pipe's data shows at once) or ``readinto``."""
+    return stream.readinto1 if hasattr(stream, "readinto1") else stream.readinto  # type: ignore[no-any-return]
+
+
+def _json_line(message: Any, pool: descriptor_pool.DescriptorPool, proto_names: bool) -> bytes:
+    try:
+        as_dict = json_format.MessageToDict(
+            message, preserving_proto_field_name=proto_names, descriptor_pool=pool
+        )
+    except json_format.Error as exc:  # e.g. an Any of a type the set does not hold
+        raise CliError(f"{type(exc).__name__}: {exc}") from None
+    text = json.dumps(as_dict, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return text.encode() + b"\n"
+
+
+# --- encode --------------------------------------------------------------------
+
+
+def encode(args: argparse.Namespace) -> int:
+    """Write JSON lines (one message per line) as a delimited binary stream."""
+    schema = load_schema(args.descriptor_set)
+    message_class = schema.message_class(args.type)
+    encoder = codec.FrameEncoder(args.max_frame_size)
+    out = sys.stdout.buffer
+
+    def write_pending() -> None:
+        with encoder.getbuffer() as pending:
+            out.write(pending)
+        out.flush()
+        encoder.clear()
+
+    with open_input(args.input) as stream:
+        try:
+            for number, line in enumerate(stream, 1):
+                if not line.strip():
+                    continue  # blank lines separate nothing
+                message = _parse_line(line, number, message_class, schema, args)
+                try:
+                    encoder.encode(message)
+                except EncodeError as exc:
+                    raise CliError(f"line {number}: {type(exc).__name__}: {exc}") from None
+                if len(encoder) >= WRITE_BATCH:
+                    write_pending()
+        finally:
+            write_pending()  # the frames of the lines before an error, too
+    return 0
+
+
+def _parse_line(
+    line: bytes,
+    number: int,
+    message_class: type[pb_message.Message],
+    schema: Schema,
+    args: argparse.Namespace,
+) -> pb_message.Message:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"line {number}: JSONDecodeError: {exc.msg} (column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"line {number}: UnicodeDecodeError: {exc.reason}") from None
+    if not isinstance(value, dict):
+        raise CliError(f"line {number}: expected a JSON object, got {type(value).__name__}")
+    message = message_class()
+    try:
+        json_format.ParseDict(
+            value,
+            message,
+            ignore_unknown_fields=args.ignore_unknown_fields,
+            descriptor_pool=schema.pool,
+        )
+    except json_format.ParseError as exc:
+        raise CliError(f"line {number}: ParseError: {exc}") from None
+    return message
+
+
+# --- bench ---------------------------------------------------------------------
+
+
+@dataclass
+class _Case:
+    group: str
+    name: str
+    run: Callable[[], object]
+    baseline: bool = False
+    target: str = ""
+    seconds: list[float] = field(default_factory=list)  # per call, one per round
+
+
+# Scope names of 12 to 20 ASCII characters, so a Sample stays near 35 bytes
+# (the corpus of benches/peers.py, rebuilt here so the package needs no benches/).
+_SCOPE_NAMES = (
+    "render.draw_mesh",
+    "render.present",
+    "physics.step",
+    "physics.broadphase",
+    "audio.mix_block",
+    "net.poll_sockets",
+    "ui.layout_pass",
+    "gc.young_collect",
+)
+
+
+def _sample_corpus(n: int, seed: int = 2024) -> list[Any]:
+    from codec._peerbench import Sample
+
+    rng = random.Random(seed)
+    messages = []
+    ts = 1_700_000_000_000_000_000  # a 2023 wall clock in ns: a 9-byte varint
+    for _ in range(n):
+        ts += rng.randrange(1_000, 5_000_000)
+        messages.append(
+            Sample(
+                ts_ns=ts,
+                scope_id=rng.randrange(1, 2_000),
+                value=rng.randrange(-1_000_000, 1_000_000),
+                name=rng.choice(_SCOPE_NAMES),
+            )
+        )
+    return messages
+
+
+def _bench_cases(messages: list[Any]) -> list[_Case]:
+    """The timed calls, each over the whole batch, checked against the naive results."""
+    from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
+    from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
+
+    from codec._peerbench import Sample
+
+    sample_struct = codec.struct(Sample)
+    structs = [codec.from_pb2(message) for message in messages]
+    payloads = [message.SerializeToString() for message in messages]
+
+    def naive_encode() -> bytearray:
+        out = bytearray()
+        for message in messages:
+            payload = message.SerializeToString()
+            out += _VarintBytes(len(payload))
+            out += payload
+        return out
+
+    def serialize_only() -> None:
+        for message in messages:
+            message.SerializeToString()
+
+    encoder = codec.FrameEncoder()
+
+    def codec_encode(batch: list[Any]) -> Callable[[], codec.FrameEncoder]:
+        def run() -> codec.FrameEncoder:
+            encoder.clear()
+            encode_one = encoder.encode
+            for item in batch:
+                encode_one(item)
+            return encoder
+
+        return run
+
+    stream = bytes(naive_encode())
+
+    def naive_split() -> list[bytes]:
+        frames = []
+        pos, end = 0, len(stream)
+        while pos < end:
+            size, pos = _DecodeVarint32(stream, pos)
+            frames.append(stream[pos : pos + size])
+            pos += size
+        return frames
+
+    def codec_split() -> list[Any]:
+        decoder = codec.FrameDecoder()
+        decoder.feed(stream)
+        return list(decoder)
+
+    def naive_decode() -> list[Any]:
+        decoded = []
+        for payload in naive_split():
+            message = Sample()
+            message.ParseFromString(payload)
+            decoded.append(message)
+        return decoded
+
+    def parse_only() -> list[Any]:
+        decoded = []
+        for payload in payloads:
+            message = Sample()
+            message.ParseFromString(payload)
+            decoded.append(message)
+        return decoded
+
+    def codec_decode(message_type: Any) -> Callable[[], list[Any]]:
+        def run() -> list[Any]:
+            decoder = codec.FrameDecoder(message_type=message_type)
+            decoder.feed(stream)
+            return list(decoder)
+
+        return run
+
+    def encoded(run: Callable[[], codec.FrameEncoder]) -> bytes:
+        with run().getbuffer() as pending:
+            return bytes(pending)
+
+    checks = {
+        "naive encode": naive_encode() == stream,
+        "FrameEncoder.encode(pb2)": encoded(codec_encode(messages)) == stream,
+        "FrameEncoder.encode(struct)": encoded(codec_encode(structs)) == stream,
+        "FrameDecoder split": codec_split() == payloads,
+        "naive split": naive_split() == payloads,
+        "FrameDecoder(pb2)": codec_decode(Sample)() == messages,
+        "FrameDecoder(struct)": codec_decode(sample_struct)() == structs,
+        "naive decode": naive_decode() == messages,
+    }
+    wrong = [name for name, ok in checks.items() if not ok]
+    if wrong:
+        raise CliError(f"wrong output, nothing timed: {', '.join(wrong)}")
+    encoder.clear()
+
+    naive = "SerializeToString+_VarintBytes+bytearray loop"
+    return [
+        _Case("encode", naive, naive_encode, baseline=True),
+        _Case("encode", "upb SerializeToString alone (no framing)", serialize_only),
+        _Case(
+            "encode", "FrameEncoder.encode(pb2 message)", codec_encode(messages), target=">=2.5x"
+        ),
+        _Case("encode", "FrameEncoder.encode(struct)", codec_encode(structs), target=">=8x"),
+        _Case("split", "_DecodeVarint32+slice loop", naive_split, baseline=True),
+        _Case("split", "FrameDecoder frames (memoryview)", codec_split, target=">=10x"),
+        _Case("decode", "naive split + ParseFromString", naive_decode, baseline=True),
+        _Case("decode", "upb ParseFromString alone (no framing)", parse_only),
+        _Case("decode", "FrameDecoder(message_type=pb2)", codec_decode(Sample)),
+        _Case(
+            "decode",
+            "FrameDecoder(message_type=struct)",
+            codec_decode(sample_struct),
+            target=">= parse alone",
+        ),
+    ]
+
+
+def _measure(cases: list[_Case], rounds: int, min_round: float) -> None:
+    """Time every case ``rounds`` times, interleaved, each round at least ``min_round`` s."""
+    loops = {}
+    for case in cases:  # warm up and calibrate
+        timer = timeit.Timer(case.run)
+        once = max(timer.timeit(1), timer.timeit(1), 1e-9)
+        loops[case.name] = max(1, math.ceil(min_round / once))
+    for _ in range(rounds):
+        for case in cases:
+            number = loops[case.name]
+            case.seconds.append(timeit.Timer(case.run).timeit(number) / number)
+
+
+def _bench_table(cases: list[_Case], ops: int) -> list[str]:
+    header = ("group", "name", "ns/msg", "x baseline", "(median)", "target")
+    rows = [header]
+    for group in dict.fromkeys(case.group for case in cases):
+        members = [case for case in cases if case.group == group]
+        base = next(case for case in members if case.baseline)
+        base_best, base_median = min(base.seconds), statistics.median(base.seconds)
+        for case in members:
+            best, median = min(case.seconds), statistics.median(case.seconds)
+            rows.append(
+                (
+                    group,
+                    case.name,
+                    f"{best * 1e9 / ops:,.1f}",
+                    "baseline" if case.baseline else f"{base_best / best:.2f}x",
+                    "" if case.baseline else f"({base_median / median:.2f}x)",
+                    case.target,
+                )
+            )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            cell.rjust(width) if column in (2, 3, 4) else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append(" | ".join(cells).rstrip())
+        if index == 0:
+            lines.append("-+-".join("-" * width for width in widths))
+    return lines
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Print same-run ratios of codec against the naive loops, or run benches/."""
+    if args.suite:
+        return _run_suite()
+    from google.protobuf import __version__ as protobuf_version
+    from google.protobuf.internal import api_implementation
+
+    rounds, min_round = (3, 0.002) if args.quick else (7, 0.05)
+    messages = _sample_corpus(args.messages)
+    size = sum(message.ByteSize() for message in messages) / len(messages)
+    cases = _bench_cases(messages)
+    build = "compiled build" if codec.COMPILED else "pure-Python build; targets are for compiled"
+    print(
+        f"codec bench: {len(messages)} codec._peerbench.Sample records (~{size:.0f} bytes each), "
+        f"{rounds} rounds{' (--quick)' if args.quick else ''}, timeit (garbage collector off)"
+    )
+    print(
+        f"codec.COMPILED = {codec.COMPILED} ({build}); protobuf {protobuf_version} "
+        f"({api_implementation.Type()} backend); Python {platform.python_version()} "
+        f"on {platform.machine() or 'unknown machine'}"
+    )
+    print(flush=True)
+    _measure(cases, rounds, min_round)
+    for line in _bench_table(cases, len(messages)):
+        print(line)
+    print()
+    print(
+        "These are same-run ratios on this machine: every row was timed in this process, "
+        "interleaved\nround by round with its group's baseline; 'x baseline' divides the "
+        "baseline's best round by\nthe row's (median rounds in parentheses; when the two "
+        "disagree, the machine was busy).\nAbsolute ns/msg describe this run only. Targets "
+        "are DESIGN.md's, for the compiled build."
+    )
+    return 0
+
+
+def _run_suite() -> int:
+    root = Path(codec.__file__).resolve().parent.parent
+    if not (root / "benches" / "conftest.py").is_file():
+        raise CliError(
+            f"no benches/ in {root}: the pytest-benchmark suite runs from a source checkout"
+        )
+    command = [sys.executable, "-m", "pytest", "benches/", "--benchmark-only", "-q"]
+    print(f"running {' '.join(command[1:])} in {root}", flush=True)
+    return subprocess.call(command, cwd=root)
+
+
+# --- command line --------------------------------------------------------------
+
+
+def _add_schema_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-d",
+        "--descriptor-set",
+        required=True,
+        metavar="FILE",
+        help="a serialized FileDescriptorSet (protoc --include_imports --descriptor_set_out=FILE)",
+    )
+    parser.add_argument(
+        "-t",
+        "--type",
+        required=True,
+        metavar="NAME",
+        help="full name of the message type, e.g. pkg.Msg",
+    )
+    parser.add_argument(
+        "--max-frame-size",
+        type=byte_size,
+        default=codec.DEFAULT_MAX_FRAME_SIZE,
+        metavar="SIZE",
+        help="largest payload accepted, e.g. 65536, 64KiB, 4MiB (default: 4MiB)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m codec``."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Varint-delimited protobuf streams: print them as JSON lines, write them from "
+            "JSON lines, and time the library."
+        ),
+        epilog=(
+            "Errors are one line on stderr and exit status 1. "
+            f"'{PROG} COMMAND --help' describes a command."
+        ),
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    dump_parser = commands.add_parser(
+        "dump",
+        help="print a delimited stream as JSON lines",
+        description=(
+            "Decode a varint-delimited stream of messages from FILE (or stdin), reading it in "
+            "chunks, and print one JSON object per message (protobuf's JSON mapping, keys "
+            "sorted, UTF-8). On malformed input the messages before the fault are printed, "
+            "then one line names the error and its stream offset."
+        ),
+    )
+    _add_schema_options(dump_parser)
+    dump_parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="strict varint prefixes: minimal, at most 9 bytes (multiformats, libp2p)",
+    )
+    dump_parser.add_argument(
+        "--proto-names",
+        action="store_true",
+        help="keys as in the .proto file (ts_ns) instead of JSON names (tsNs)",
+    )
+    dump_parser.add_argument(
+        "--chunk-size",
+        type=_positive_size,
+        default=READ_CHUNK,
+        metavar="SIZE",
+        help="bytes read at a time (default: 64KiB)",
+    )
+    dump_parser.add_argument("input", nargs="?", default="-", metavar="FILE", help="default: stdin")
+    dump_parser.set_defaults(handler=dump)
+
+    encode_parser = commands.add_parser(
+        "encode",
+        help="write JSON lines as a delimited stream",
+        description=(
+            "Read JSON lines from FILE (or stdin), one message per line in protobuf's JSON "
+            "mapping (blank lines are skipped), and write them to stdout as a varint-delimited "
+            "binary stream. A bad line stops the run with its line number; the frames of the "
+            "lines before it have been written."
+        ),
+    )
+    _add_schema_options(encode_parser)
+    encode_parser.add_argument(
+        "--ignore-unknown-fields",
+        action="store_true",
+        help="skip JSON keys the message type does not define",
+    )
+    encode_parser.add_argument(
+        "input", nargs="?", default="-", metavar="FILE", help="default: stdin"
+    )
+    encode_parser.set_defaults(handler=encode)
+
+    bench_parser = commands.add_parser(
+        "bench",
+        help="print same-run ratios against the naive loops",
+        description=(
+            "Time framed encode (pb2 messages and structs), frame splitting and typed decode of "
+            "1000 ~35-byte Sample records against the naive SerializeToString + _VarintBytes "
+            "and _DecodeVarint32 + slice loops, in this process, and print the ratios."
+        ),
+    )
+    bench_parser.add_argument(
+        "--quick", action="store_true", help="a short run (well under a second when compiled)"
+    )
+    bench_parser.add_argument(
+        "--messages", type=int, default=1000, metavar="N", help="records per batch (default: 1000)"
+    )
+    bench_parser.add_argument(
+        "--suite",
+        action="store_true",
+        help="run the pytest-benchmark suite of a checkout (benches/) instead",
+    )
+    bench_parser.set_defaults(handler=bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "bench" and args.messages < 1:
+        parser.error("--messages must be at least 1")
+    try:
+        return int(args.handler(args))
+    except CliError as exc:
+        return _fail(args.command, str(exc))
+    except BrokenPipeError:
+        _silence_stdout()  # the reader went away (| head): stop quietly
+        return 1
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(args.command, f"{where}{exc.strerror or exc}")
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(command: str, message: str) -> int:
+    with suppress(OSError, ValueError):
+        sys.stdout.flush()
+    one_line = re.sub(r"\s*\n\s*", " ", message.strip())  # protobuf's messages span lines
+    print(f"codec {command}: {one_line}", file=sys.stderr)
+    return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush cannot fail again."""
+    import os
+
+    with suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

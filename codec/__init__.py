@@ -9,7 +9,7 @@ from codec import _pure
 
 _pure.install()
 
-from codec import _buffer, _varint, framing, varint, wire  # noqa: E402
+from codec import _buffer, _struct, _varint, framing, varint, wire  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
     DecodeError,

@@ -27,7 +27,6 @@ Run the benchmarks with ``pytest benches/ --benchmark-only`` from the repo root.
 from __future__ import annotations
 
 import io
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +36,7 @@ import msgspec
 from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
 from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 
-from codec._peerbench import Sample, sample
+from codec._peerbench import Sample, sample, samples
 
 __all__ = [
     "Corpus",
@@ -59,19 +58,6 @@ __all__ = [
 # (ts_ns, scope_id, value, name): the tuple msgspec encodes in place of a Sample.
 Record = tuple[int, int, int, str]
 
-# Scope names of 12 to 20 ASCII characters, so a Sample stays near 35 bytes.
-_NAMES = (
-    "render.draw_mesh",
-    "render.present",
-    "physics.step",
-    "physics.broadphase",
-    "audio.mix_block",
-    "net.poll_sockets",
-    "ui.layout_pass",
-    "gc.young_collect",
-)
-_TS_BASE = 1_700_000_000_000_000_000  # a 2023 wall clock in ns: a 9-byte varint
-
 
 @dataclass(frozen=True)
 class Corpus:
@@ -85,19 +71,7 @@ class Corpus:
 
 def sample_corpus(n: int = 1000, seed: int = 2024) -> Corpus:
     """``n`` Sample messages with varied, deterministic values, and their framed stream."""
-    rng = random.Random(seed)
-    messages = []
-    ts = _TS_BASE
-    for _ in range(n):
-        ts += rng.randrange(1_000, 5_000_000)
-        messages.append(
-            Sample(
-                ts_ns=ts,
-                scope_id=rng.randrange(1, 2_000),
-                value=rng.randrange(-1_000_000, 1_000_000),
-                name=rng.choice(_NAMES),
-            )
-        )
+    messages = samples(n, seed)
     payloads = [message.SerializeToString() for message in messages]
     records = [(m.ts_ns, m.scope_id, m.value, m.name) for m in messages]
     return Corpus(messages, payloads, records, bytes(naive_prefix_concat(payloads)))

@@ -32,7 +32,6 @@ import difflib
 import json
 import math
 import platform
-import random
 import re
 import statistics
 import subprocess
@@ -373,39 +372,6 @@ class _Case:
     seconds: list[float] = field(default_factory=list)  # per call, one per round
 
 
-# Scope names of 12 to 20 ASCII characters, so a Sample stays near 35 bytes
-# (the corpus of benches/peers.py, rebuilt here so the package needs no benches/).
-_SCOPE_NAMES = (
-    "render.draw_mesh",
-    "render.present",
-    "physics.step",
-    "physics.broadphase",
-    "audio.mix_block",
-    "net.poll_sockets",
-    "ui.layout_pass",
-    "gc.young_collect",
-)
-
-
-def _sample_corpus(n: int, seed: int = 2024) -> list[Any]:
-    from codec._peerbench import Sample
-
-    rng = random.Random(seed)
-    messages = []
-    ts = 1_700_000_000_000_000_000  # a 2023 wall clock in ns: a 9-byte varint
-    for _ in range(n):
-        ts += rng.randrange(1_000, 5_000_000)
-        messages.append(
-            Sample(
-                ts_ns=ts,
-                scope_id=rng.randrange(1, 2_000),
-                value=rng.randrange(-1_000_000, 1_000_000),
-                name=rng.choice(_SCOPE_NAMES),
-            )
-        )
-    return messages
-
-
 def _bench_cases(messages: list[Any]) -> list[_Case]:
     """The timed calls, each over the whole batch, checked against the naive results."""
     from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
@@ -574,8 +540,10 @@ def bench(args: argparse.Namespace) -> int:
     from google.protobuf import __version__ as protobuf_version
     from google.protobuf.internal import api_implementation
 
+    from codec._peerbench import samples
+
     rounds, min_round = (3, 0.002) if args.quick else (7, 0.05)
-    messages = _sample_corpus(args.messages)
+    messages = samples(args.messages)
     size = sum(message.ByteSize() for message in messages) / len(messages)
     cases = _bench_cases(messages)
     build = "compiled build" if codec.COMPILED else "pure-Python build; targets are for compiled"

@@ -9,6 +9,7 @@ neither the package nor its tests need ``protoc`` or generated ``_pb2`` files.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -82,3 +83,35 @@ def sample() -> Any:
     return Sample(
         ts_ns=1_700_000_000_123_456_789, scope_id=42, value=-12345, name="render.draw_mesh"
     )
+
+
+# Scope names of 12 to 20 ASCII characters, so a Sample stays near 35 bytes.
+_SCOPE_NAMES = (
+    "render.draw_mesh",
+    "render.present",
+    "physics.step",
+    "physics.broadphase",
+    "audio.mix_block",
+    "net.poll_sockets",
+    "ui.layout_pass",
+    "gc.young_collect",
+)
+_TS_BASE = 1_700_000_000_000_000_000  # a 2023 wall clock in ns: a 9-byte varint
+
+
+def samples(n: int = 1000, seed: int = 2024) -> list[Any]:
+    """``n`` Sample messages with varied, deterministic values."""
+    rng = random.Random(seed)
+    messages = []
+    ts = _TS_BASE
+    for _ in range(n):
+        ts += rng.randrange(1_000, 5_000_000)
+        messages.append(
+            Sample(
+                ts_ns=ts,
+                scope_id=rng.randrange(1, 2_000),
+                value=rng.randrange(-1_000_000, 1_000_000),
+                name=rng.choice(_SCOPE_NAMES),
+            )
+        )
+    return messages

@@ -18,22 +18,9 @@ from codec._varint cimport (
 ctypedef unsigned char uchar
 
 cdef Py_ssize_t _VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32, _MAX_FIELD_NUMBER
-# Kind codes, the indexes of _KIND_NAMES (wire.py defines them for the uncompiled build).
-cdef enum:
-    _K_INT32 = 0
-    _K_INT64 = 1
-    _K_UINT32 = 2
-    _K_UINT64 = 3
-    _K_SINT32 = 4
-    _K_SINT64 = 5
-    _K_BOOL = 6
-    _K_ENUM = 7
-    _K_FIXED32 = 8
-    _K_SFIXED32 = 9
-    _K_FLOAT = 10
-    _K_FIXED64 = 11
-    _K_SFIXED64 = 12
-    _K_DOUBLE = 13
+# Kind codes, the indexes of _KIND_NAMES.
+cdef int _K_INT32, _K_INT64, _K_UINT32, _K_UINT64, _K_SINT32, _K_SINT64, _K_BOOL, _K_ENUM
+cdef int _K_FIXED32, _K_SFIXED32, _K_FLOAT, _K_FIXED64, _K_SFIXED64, _K_DOUBLE
 cdef tuple _KIND_NAMES, _LOW, _HIGH, _DTYPES
 cdef dict _KINDS
 

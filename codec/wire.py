@@ -113,21 +113,9 @@ _KIND_NAMES = (
     "double",
 )
 _KINDS = {name: code for code, name in enumerate(_KIND_NAMES)}
-if not cython.compiled:  # compiled, wire.pxd declares these codes as C constants (an enum)
-    _K_INT32 = 0
-    _K_INT64 = 1
-    _K_UINT32 = 2
-    _K_UINT64 = 3
-    _K_SINT32 = 4
-    _K_SINT64 = 5
-    _K_BOOL = 6
-    _K_ENUM = 7
-    _K_FIXED32 = 8
-    _K_SFIXED32 = 9
-    _K_FLOAT = 10
-    _K_FIXED64 = 11
-    _K_SFIXED64 = 12
-    _K_DOUBLE = 13
+# Kind codes: the indexes of _KIND_NAMES (C ints when compiled).
+_K_INT32, _K_INT64, _K_UINT32, _K_UINT64, _K_SINT32, _K_SINT64, _K_BOOL, _K_ENUM = range(8)
+_K_FIXED32, _K_SFIXED32, _K_FLOAT, _K_FIXED64, _K_SFIXED64, _K_DOUBLE = range(8, 14)
 
 # Half-open value ranges of the integer kinds (unused for bool, float and double).
 _LOW = (

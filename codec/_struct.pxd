@@ -70,6 +70,7 @@ cdef class Decoding:
     @cython.locals(message=Struct)
     cpdef Struct run(self, MessagePlan plan, object source, Py_ssize_t base)
     cdef bytes rejected_entry
+    cdef bytearray stray_values
     cdef uint64_t tag
     cdef Py_ssize_t body, after
     cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
@@ -113,6 +114,7 @@ cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value
 @cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan)
 cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth) except -1
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
+cdef bint _sized(object value) except -1
 @cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(values=list, total=Py_ssize_t, field=FieldPlan)
@@ -158,6 +160,7 @@ cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, list values, co
                               int depth) except -2
 cdef int _append(list values, Py_ssize_t slot, object value) except -1
 cdef int _set_singular(FieldPlan field, list values, object value) except -1
+cdef int _keep_stray(FieldPlan field, object value, Decoding state) except -1
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
 cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state)

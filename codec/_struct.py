@@ -259,9 +259,12 @@ def _integer_of(field: FieldPlan, plan: MessagePlan, value: Any) -> Any:
     """``value`` as an exact int (numpy integers and other ``__index__`` types accepted)."""
     if type(value) is int:
         return value
-    if isinstance(value, float) or not hasattr(type(value), "__index__"):
-        raise _encode_error(field, plan, f"expected an integer, not {type(value).__name__}")
-    return operator.index(value)
+    if not isinstance(value, float) and hasattr(type(value), "__index__"):
+        try:
+            return operator.index(value)
+        except (TypeError, ValueError):  # e.g. a numpy array of several elements
+            pass
+    raise _encode_error(field, plan, f"expected an integer, not {type(value).__name__}")
 
 
 def _signed_of(field: FieldPlan, plan: MessagePlan, value: Any, bits: int) -> int:
@@ -292,8 +295,8 @@ def _truth(field: FieldPlan, plan: MessagePlan, value: Any) -> bool:
     """A bool field's value: bools, integers and numpy bools are accepted."""
     if type(value) is bool:
         return value
-    if getattr(type(value), "__module__", "") == "numpy" and hasattr(type(value), "__bool__"):
-        return bool(value)
+    if type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy":
+        return bool(value)  # numpy.bool, which has no __index__
     return _signed_of(field, plan, value, 64) != 0
 
 
@@ -307,9 +310,12 @@ def _twos(number: int) -> int:
 def _real(field: FieldPlan, plan: MessagePlan, value: Any) -> float:
     if type(value) is float:
         return value
-    if not (hasattr(type(value), "__float__") or hasattr(type(value), "__index__")):
-        raise _encode_error(field, plan, f"expected a number, not {type(value).__name__}")
-    return float(value)
+    if hasattr(type(value), "__float__") or hasattr(type(value), "__index__"):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):  # e.g. an array, or an int beyond floats
+            pass
+    raise _encode_error(field, plan, f"expected a number, not {type(value).__name__}")
 
 
 def _double_bits(number: float) -> int:
@@ -467,8 +473,16 @@ def _check_container(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
     if field.map_key is not None:
         if not hasattr(value, "items"):
             raise _encode_error(field, plan, f"expected a dict, not {type(value).__name__}")
-    elif isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+    elif isinstance(value, (str, bytes)) or not _sized(value):
         raise _encode_error(field, plan, f"expected a sequence, not {type(value).__name__}")
+
+
+def _sized(value: Any) -> bool:
+    try:
+        len(value)
+    except TypeError:  # no length, or a 0-d numpy array
+        return False
+    return True
 
 
 def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
@@ -691,6 +705,8 @@ class Decoding:
         self.base = 0  # stream offset of the input's first byte, for error offsets
         self.elements = 0  # budget left
         self.rejected_entry: bytes | None = None
+        # Undeclared closed-enum values met inside a packed run, as unknown varint fields.
+        self.stray_values: bytearray | None = None
         self.tag = 0  # set by _read_tag
         self.body = 0  # set by _length_end: where the value's bytes start
         self.after = 0  # set by _read_value: where the value ends
@@ -701,6 +717,7 @@ class Decoding:
         self.base = base
         self.elements = self.max_elements
         self.rejected_entry = None
+        self.stray_values = None
         message = new_struct(plan)
         decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
         return message
@@ -825,6 +842,11 @@ def decode_message(
             after = _decode_field(field, plan, values, data, pos, end, tag & 7, state, depth)
             if after >= 0:
                 pos = after
+                if state.stray_values is not None:
+                    if unknown is None:
+                        unknown = bytearray(message._unknown)
+                    unknown += state.stray_values
+                    state.stray_values = None
                 continue
         value_start = pos
         pos = _skip(data, pos, end, tag, state, depth)
@@ -1039,8 +1061,18 @@ def _decode_packed(
         while pos < end:
             value = _read_value(field, data, pos, end, state)
             state.spend(1, state.base + pos)
-            _append(values, field.slot, value)  # undeclared closed-enum values are kept too
+            if field.closed_enum is None or value in field.closed_enum:
+                _append(values, field.slot, value)
+            else:  # as upb does: an undeclared closed-enum value becomes an unknown field
+                _keep_stray(field, value, state)
             pos = state.after
+
+
+def _keep_stray(field: FieldPlan, value: int, state: Decoding) -> None:
+    if state.stray_values is None:
+        state.stray_values = bytearray()
+    state.stray_values += varint_encode((field.number << 3) | VARINT)
+    state.stray_values += varint_encode(value & _MASK64)
 
 
 def _numpy_column(

@@ -1088,8 +1088,12 @@ def _numpy_column(
     else:
         items: list[Any] = []
         while pos < end:
-            items.append(_read_value(field, data, pos, end, state))
+            value = _read_value(field, data, pos, end, state)
             state.spend(1, state.base + pos)
+            if field.closed_enum is None or value in field.closed_enum:
+                items.append(value)
+            else:
+                _keep_stray(field, value, state)
             pos = state.after
         column = numpy.array(items, field.numpy_type)
     if len(current):

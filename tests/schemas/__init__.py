@@ -1,0 +1,140 @@
+"""The test schemas (``everything.proto``, ``legacy.proto``) as google.protobuf classes.
+
+Strategy: the ``.proto`` files beside this module are compiled once per
+session by ``grpc_tools.protoc`` (the protoc compiler bundled in the
+``grpcio-tools`` wheel, called in-process) into a ``FileDescriptorSet``
+written to a temporary directory; the classes are then built from that set
+with ``descriptor_pool`` + ``message_factory``, the way ``codec._peerbench``
+builds its own, so no protoc binary and no generated ``_pb2.py`` file is
+needed. Each file is also exposed as a ``_pb2``-style module
+(``DESCRIPTOR`` + one attribute per top-level message class), the shape
+``codec.load_structs`` takes.
+
+``google/protobuf/descriptor.proto`` itself comes from the installed
+protobuf package (``google.protobuf.descriptor_pb2``); :data:`DESCRIPTOR_CLASSES`
+lists its messages by full name.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import tempfile
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import Descriptor, FileDescriptor
+
+__all__ = [
+    "DESCRIPTOR_CLASSES",
+    "PROTO_FILES",
+    "all_classes",
+    "descriptor_pb2",
+    "everything_pb2",
+    "file_descriptor_set",
+    "legacy_pb2",
+    "message_classes",
+    "message_descriptors",
+]
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+PROTO_FILES = ("everything.proto", "legacy.proto")
+
+
+def _compile(proto_files: tuple[str, ...]) -> bytes:
+    """Run the bundled protoc on ``proto_files``; return the serialized FileDescriptorSet."""
+    try:
+        from grpc_tools import protoc
+    except ImportError as exc:  # pragma: no cover - the test extras install grpcio-tools
+        raise RuntimeError(
+            "the struct tests compile their .proto files with grpcio-tools: "
+            "pip install grpcio-tools"
+        ) from exc
+    well_known = importlib.resources.files("grpc_tools") / "_proto"
+    with tempfile.TemporaryDirectory(prefix="codec-schemas-") as tmp:
+        out = Path(tmp) / "schemas.fds"
+        args = [
+            "grpc_tools.protoc",
+            f"--proto_path={SCHEMA_DIR}",
+            f"--proto_path={well_known}",
+            f"--descriptor_set_out={out}",
+            "--include_imports",
+            *proto_files,
+        ]
+        status = protoc.main(args)
+        if status != 0 or not out.exists():
+            raise RuntimeError(f"grpc_tools.protoc failed with status {status}: {args}")
+        return out.read_bytes()
+
+
+@functools.cache
+def file_descriptor_set_bytes() -> bytes:
+    """The serialized ``FileDescriptorSet`` of :data:`PROTO_FILES` (compiled once)."""
+    return _compile(PROTO_FILES)
+
+
+def file_descriptor_set() -> descriptor_pb2.FileDescriptorSet:
+    """A fresh ``FileDescriptorSet`` message of :data:`PROTO_FILES`."""
+    return descriptor_pb2.FileDescriptorSet.FromString(file_descriptor_set_bytes())
+
+
+@functools.cache
+def _pool() -> descriptor_pool.DescriptorPool:
+    pool = descriptor_pool.DescriptorPool()
+    for file in file_descriptor_set().file:  # --include_imports lists dependencies first
+        pool.Add(file)
+    return pool
+
+
+def message_descriptors(file: FileDescriptor, *, map_entries: bool = False) -> Iterator[Descriptor]:
+    """Every message type of ``file``, nested ones included, parents first."""
+
+    def walk(descriptor: Descriptor) -> Iterator[Descriptor]:
+        if descriptor.GetOptions().map_entry and not map_entries:
+            return
+        yield descriptor
+        for nested in descriptor.nested_types:
+            yield from walk(nested)
+
+    for top in file.message_types_by_name.values():
+        yield from walk(top)
+
+
+def _module(file_name: str) -> types.ModuleType:
+    """A ``_pb2``-style module for one compiled file."""
+    file = _pool().FindFileByName(file_name)
+    module = types.ModuleType(file_name.replace(".proto", "_pb2"))
+    module.DESCRIPTOR = file  # type: ignore[attr-defined]
+    for name, descriptor in file.message_types_by_name.items():
+        setattr(module, name, message_factory.GetMessageClass(descriptor))
+    for name, enum in file.enum_types_by_name.items():
+        setattr(module, name, enum)
+    return module
+
+
+everything_pb2 = _module("everything.proto")
+legacy_pb2 = _module("legacy.proto")
+
+
+def message_classes(module: types.ModuleType) -> dict[str, Any]:
+    """Every message class of a ``_pb2``-style module by full name (map entries left out)."""
+    return {
+        descriptor.full_name: message_factory.GetMessageClass(descriptor)
+        for descriptor in message_descriptors(module.DESCRIPTOR)
+    }
+
+
+#: The messages of ``google/protobuf/descriptor.proto``, by full name.
+DESCRIPTOR_CLASSES: dict[str, Any] = message_classes(descriptor_pb2)
+
+
+def all_classes() -> dict[str, Any]:
+    """Every message class of both test schemas and of descriptor.proto, by full name."""
+    return {
+        **message_classes(everything_pb2),
+        **message_classes(legacy_pb2),
+        **DESCRIPTOR_CLASSES,
+    }

@@ -1,0 +1,695 @@
+"""Differential tests of structs against upb (the google.protobuf backend).
+
+Random google.protobuf messages are built for every message type of the test
+schemas (``tests/schemas/everything.proto``, ``legacy.proto``) and of
+``google/protobuf/descriptor.proto`` by one generic hypothesis strategy driven
+by the descriptor (each field filled with random values of its type, oneofs
+with at most one member, required fields always, recursion bounded). Then:
+
+(a) ``codec.encode(codec.from_pb2(m)) == m.SerializeToString(deterministic=True)``
+    byte for byte, and ``codec.encoded_size`` is its length;
+(b) ``codec.decode(Cls, m.SerializeToString())`` equals ``codec.from_pb2(m)``
+    and converts back to ``m`` with ``codec.to_pb2``; the same for
+    ``bytearray``/``memoryview`` input and with ``zero_copy``/``numpy``;
+(c) random mutations (bit flips, byte changes, insertions, deletions,
+    truncation) of valid encodings, and valid encodings of one type decoded as
+    another type, and plain random bytes: either upb and codec both accept
+    and agree on the content (compared through the deterministic re-encodings:
+    ``codec.encode`` of codec's result against upb's
+    ``SerializePartialToString(deterministic=True)``), or both reject, or
+    codec rejects for one of the intended divergences below. codec may only
+    ever raise a ``codec.DecodeError`` subclass.
+
+Intended divergences (each has a detector below and a test of its own; every
+other difference fails):
+
+1. **Varint overflow** (``reliability_anchors.md`` V3): a 10-byte varint whose
+   10th byte is > 1 (a value >= 2**64). upb drops the extra bits and accepts;
+   codec rejects it with ``VarintError`` at the varint's first byte (the Go
+   ``protowire`` rule, DESIGN.md "Varint profiles"). Applies to values and to
+   lengths (upb rejects those too, so only values diverge).
+2. **Invalid UTF-8 in a proto2 ``string`` field.** upb does not validate
+   proto2 strings (Python then sees ``bytes``); codec may reject them with a
+   ``DecodeError`` (structs hold ``str``). Accepting them is also allowed,
+   provided the re-encoding keeps the bytes (then there is no divergence).
+3. **Signalling float32 NaNs.** A Python ``float`` cannot hold a float32
+   signalling NaN: widening it to a double sets the quiet bit, so a decoded
+   ``float`` field re-encodes with the quiet bit set, while upb keeps the 4
+   bytes as they were. Detected by quieting upb's floats through Python
+   (``m.f = m.f``, pure google.protobuf) and comparing again.
+4. **Field number 0 in a message type that has no fields** (``Empty``,
+   ``FeatureSet.ProtoLimitsFeature``, ...). upb skips its field-number check
+   for such messages and keeps the field as unknown (``00 01`` parses as an
+   ``Empty``; in ``Leaf`` the same bytes are rejected); codec rejects field 0
+   everywhere, as the catalogue (T1) and the conformance suite require:
+   ``WireFormatError`` at the tag.
+
+Not divergences, but upb behaviours codec must copy, so they are asserted:
+the last member of a oneof on the wire wins; a value that a proto2 (closed)
+enum does not declare goes to the unknown fields (a singular field, and each
+such element of a repeated field, packed or not, as its own varint record); a
+map entry holding an unknown field (or a key or value with the wrong wire
+type, or an undeclared closed-enum value) is kept whole as an unknown field of
+the parent and not put in the map; a message missing proto2 required fields is
+accepted (``codec.encode`` may then raise ``EncodeError`` as upb's
+``SerializeToString`` does, or write the partial message as
+``SerializePartialToString`` does); proto2 strings that are not UTF-8 may come
+out as ``bytes``, as upb gives them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import struct as pystruct
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files with grpcio-tools")
+
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.internal.encoder import _VarintBytes
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from hypothesis import HealthCheck, example, given, note, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from schemas import all_classes, everything_pb2, legacy_pb2
+
+import codec
+
+FD = FieldDescriptor
+ALL = all_classes()
+NAMES = sorted(ALL)
+
+# Types whose random instances reach every other type of their schema.
+ROOTS = [
+    "everything.AllTypes",
+    "everything.Tree",
+    "legacy.Record",
+    "legacy.WithGroups",
+    "legacy.Link",
+    "google.protobuf.FileDescriptorSet",
+]
+
+# Generated messages get big quickly; the data-size check is about that, not a bug.
+BIG = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# --- a generic strategy for google.protobuf messages -------------------------------
+
+INT_RANGES = {
+    FD.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FD.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FD.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FD.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FD.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    FD.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FD.TYPE_UINT32: (0, 2**32 - 1),
+    FD.TYPE_FIXED32: (0, 2**32 - 1),
+    FD.TYPE_UINT64: (0, 2**64 - 1),
+    FD.TYPE_FIXED64: (0, 2**64 - 1),
+}
+MESSAGE_TYPES = (FD.TYPE_MESSAGE, FD.TYPE_GROUP)
+
+
+def is_map(field: FieldDescriptor) -> bool:
+    return (
+        field.type == FD.TYPE_MESSAGE
+        and field.is_repeated
+        and field.message_type.GetOptions().map_entry
+    )
+
+
+@functools.cache
+def synthetic_oneofs(descriptor: Descriptor) -> frozenset[str]:
+    """Names of the oneofs that protoc made up for proto3 ``optional`` fields."""
+    proto = descriptor_pb2.DescriptorProto()
+    descriptor.CopyToProto(proto)
+    return frozenset(
+        proto.oneof_decl[f.oneof_index].name
+        for f in proto.field
+        if f.proto3_optional and f.HasField("oneof_index")
+    )
+
+
+def scalar_values(field: FieldDescriptor) -> st.SearchStrategy[Any]:
+    """Values of one scalar (non-message) field type."""
+    kind = field.type
+    if kind in INT_RANGES:
+        low, high = INT_RANGES[kind]
+        return st.integers(low, high)
+    if kind == FD.TYPE_FLOAT:
+        return st.floats(width=32)
+    if kind == FD.TYPE_DOUBLE:
+        return st.floats()
+    if kind == FD.TYPE_BOOL:
+        return st.booleans()
+    if kind == FD.TYPE_STRING:
+        return st.text(max_size=6)
+    if kind == FD.TYPE_BYTES:
+        return st.binary(max_size=6)
+    if kind == FD.TYPE_ENUM:
+        declared = st.sampled_from([value.number for value in field.enum_type.values])
+        if field.enum_type.is_closed:
+            return declared
+        return st.one_of(declared, st.integers(-(2**31), 2**31 - 1))
+    raise AssertionError(f"not a scalar field: {field.full_name}")
+
+
+def _fill(draw: Callable[..., Any], message: Any, depth: int) -> None:
+    """Set random fields of ``message``; sub-messages only while ``depth`` > 0."""
+    descriptor = message.DESCRIPTOR
+    synthetic = synthetic_oneofs(descriptor)
+    chosen: set[str] = set()
+    for oneof in descriptor.oneofs:
+        if oneof.name not in synthetic:
+            members = [f.name for f in oneof.fields]
+            pick = draw(st.sampled_from([None, *members]))
+            if pick is not None:
+                chosen.add(pick)
+    for field in descriptor.fields:
+        oneof = field.containing_oneof
+        if oneof is not None and oneof.name not in synthetic:
+            if field.name not in chosen:
+                continue
+        elif not field.is_required and draw(st.integers(0, 2)) != 2:
+            continue  # each other field is set one time in three (shrinks to unset)
+        nested = field.type in MESSAGE_TYPES
+        if nested and depth <= 0 and not field.is_required:
+            continue
+        if is_map(field):
+            key_field = field.message_type.fields_by_name["key"]
+            value_field = field.message_type.fields_by_name["value"]
+            keys = draw(st.lists(scalar_values(key_field), max_size=3, unique=True))
+            target = getattr(message, field.name)
+            for key in keys:
+                if value_field.type in MESSAGE_TYPES:
+                    target[key].CopyFrom(draw(_message(value_field.message_type, depth - 1)))
+                else:
+                    target[key] = draw(scalar_values(value_field))
+        elif field.is_repeated:
+            target = getattr(message, field.name)
+            if nested:
+                for item in draw(st.lists(_message(field.message_type, depth - 1), max_size=2)):
+                    target.add().CopyFrom(item)
+            else:
+                target.extend(draw(st.lists(scalar_values(field), max_size=4)))
+        elif nested:
+            getattr(message, field.name).CopyFrom(draw(_message(field.message_type, depth - 1)))
+        else:
+            setattr(message, field.name, draw(scalar_values(field)))
+
+
+def _message(descriptor: Descriptor, depth: int) -> st.SearchStrategy[Any]:
+    cls = ALL.get(descriptor.full_name)
+    assert cls is not None, descriptor.full_name
+
+    @st.composite
+    def build(draw: Callable[..., Any]) -> Any:
+        message = cls()
+        _fill(draw, message, depth)
+        return message
+
+    return build()
+
+
+def pb2_messages(cls: Any, depth: int = 2) -> st.SearchStrategy[Any]:
+    """Random instances of the google.protobuf class ``cls``, nested at most ``depth`` deep."""
+    return _message(cls.DESCRIPTOR, depth)
+
+
+any_pb2_message = st.sampled_from(NAMES).flatmap(lambda name: pb2_messages(ALL[name]))
+
+
+# --- helpers ------------------------------------------------------------------------
+
+
+def walk_values(message: Any) -> Iterator[tuple[FieldDescriptor, Any]]:
+    """Every (field, value) set in a google.protobuf message, recursively."""
+    for field, value in message.ListFields():
+        if is_map(field):
+            value_field = field.message_type.fields_by_name["value"]
+            key_field = field.message_type.fields_by_name["key"]
+            for key, item in value.items():
+                yield key_field, key
+                if value_field.type in MESSAGE_TYPES:
+                    yield from walk_values(item)
+                else:
+                    yield value_field, item
+        elif field.type in MESSAGE_TYPES:
+            for item in value if field.is_repeated else [value]:
+                yield from walk_values(item)
+        else:
+            for item in value if field.is_repeated else [value]:
+                yield field, item
+
+
+def has_nan(message: Any) -> bool:
+    return any(isinstance(v, float) and math.isnan(v) for _, v in walk_values(message))
+
+
+def deterministic(message: Any) -> bytes:
+    return message.SerializePartialToString(deterministic=True)  # type: ignore[no-any-return]
+
+
+def struct_of(cls: Any) -> type:
+    return codec.struct(cls)
+
+
+def upb_parse(cls: Any, data: bytes) -> Any:
+    """upb's parse of ``data`` as ``cls``, or None when upb rejects it."""
+    try:
+        return cls.FromString(data)
+    except ProtobufDecodeError:
+        return None
+
+
+def codec_parse(cls: Any, data: Any, **options: bool) -> tuple[Any, codec.DecodeError | None]:
+    """codec's parse of ``data``: (struct, None) or (None, error). Any other exception escapes."""
+    try:
+        return codec.decode(struct_of(cls), data, **options), None
+    except codec.DecodeError as error:
+        return None, error
+
+
+def _encoding(value: Any) -> Any:
+    """``codec.encode(value)``, or the class of its EncodeError (missing required fields)."""
+    try:
+        return codec.encode(value)
+    except codec.EncodeError as error:
+        return type(error)
+
+
+def check_options_agree(cls: Any, data: bytes, decoded: Any, error: Any) -> None:
+    """``zero_copy``/``numpy`` decoding of a bytearray finds the same content or the same error."""
+    other, other_error = codec_parse(cls, bytearray(data), zero_copy=True, numpy=True)
+    if error is None:
+        assert other_error is None, f"only zero_copy/numpy decoding fails: {other_error!r}"
+        assert _encoding(other) == _encoding(decoded)
+    else:
+        assert other_error is not None, f"only plain decoding fails: {error!r}"
+        assert (type(other_error), other_error.offset) == (type(error), error.offset)
+
+
+# --- detectors of the intended divergences --------------------------------------------
+
+
+def is_varint_overflow(data: bytes, error: codec.DecodeError) -> bool:
+    """Divergence 1: ``error`` is a VarintError at a 10-byte varint whose last byte is > 1."""
+    if not isinstance(error, codec.VarintError) or error.offset is None:
+        return False
+    varint = data[error.offset : error.offset + 10]
+    return len(varint) == 10 and all(b & 0x80 for b in varint[:9]) and varint[9] > 1
+
+
+def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
+    """Divergence 4: ``error`` is a WireFormatError at a tag of field number 0."""
+    if not isinstance(error, codec.WireFormatError) or error.offset is None:
+        return False
+    value = shift = 0
+    for byte in data[error.offset : error.offset + 5]:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value >> 3 == 0
+    return False
+
+
+def has_proto2_invalid_utf8(expected: Any) -> bool:
+    """Divergence 2: upb returned ``bytes`` for a string field (invalid UTF-8, proto2)."""
+    return any(
+        field.type == FD.TYPE_STRING and isinstance(value, bytes)
+        for field, value in walk_values(expected)
+    )
+
+
+def quiet_floats(message: Any) -> None:
+    """Divergence 3: store every float32 value back through a Python float (quiets sNaNs)."""
+    for field, value in message.ListFields():
+        if is_map(field):
+            value_field = field.message_type.fields_by_name["value"]
+            if value_field.type in MESSAGE_TYPES:
+                for item in value.values():
+                    quiet_floats(item)
+            elif value_field.type == FD.TYPE_FLOAT:
+                for key in list(value):
+                    value[key] = value[key]
+        elif field.type in MESSAGE_TYPES:
+            for item in value if field.is_repeated else [value]:
+                quiet_floats(item)
+        elif field.type == FD.TYPE_FLOAT:
+            if field.is_repeated:
+                value[:] = list(value)
+            else:
+                setattr(message, field.name, value)
+
+
+def check_against_upb(cls: Any, data: bytes) -> str:
+    """Decode ``data`` with upb and codec and check that they agree; return the verdict."""
+    with contextlib.suppress(InvalidArgument):  # outside a hypothesis test
+        note(f"{cls.DESCRIPTOR.full_name} <- {data.hex(' ')}")
+    expected = upb_parse(cls, data)
+    decoded, error = codec_parse(cls, data)
+    check_options_agree(cls, data, decoded, error)
+    if error is not None:
+        assert isinstance(error.offset, int), f"{error!r} has no offset"
+        if expected is None:
+            return "both reject"
+        if is_varint_overflow(data, error):
+            return "divergence 1: varint overflow"
+        if has_proto2_invalid_utf8(expected):
+            return "divergence 2: proto2 invalid UTF-8"
+        if is_field_zero(data, error):
+            return "divergence 4: field 0 in a message without fields"
+        upb_read = deterministic(expected).hex(" ")
+        raise AssertionError(f"codec rejects what upb accepts: {error!r}; upb reads {upb_read}")
+    assert expected is not None, f"codec accepts what upb rejects: {decoded!r}"
+    return compare_content(cls, expected, decoded)
+
+
+def compare_content(cls: Any, expected: Any, decoded: Any) -> str:
+    """Both accepted: compare codec's re-encoding with upb's deterministic one."""
+    upb_bytes = deterministic(expected)
+    try:
+        codec_bytes = codec.encode(decoded)
+    except codec.EncodeError:
+        if not expected.IsInitialized():
+            return "both accept; missing required fields"  # as upb's SerializeToString
+        raise
+    assert codec.encoded_size(decoded) == len(codec_bytes)
+    again = codec.encode(codec.decode(type(decoded), codec_bytes))
+    assert again == codec_bytes, f"decode -> encode is no fixed point: {again.hex(' ')}"
+    if codec_bytes == upb_bytes:
+        verdict = "both accept, same content"
+    else:
+        quieted = type(expected)()
+        quieted.CopyFrom(expected)
+        quiet_floats(quieted)
+        if codec_bytes != deterministic(quieted):
+            raise AssertionError(
+                "codec and upb read different content:\n"
+                f"  codec re-encodes {codec_bytes.hex(' ')}\n"
+                f"  upb re-encodes   {upb_bytes.hex(' ')}"
+            )
+        verdict = "divergence 3: float32 signalling NaN"
+    # The conversions carry the same content, unknown fields included, at every level.
+    assert codec.encode(codec.from_pb2(expected)) == codec_bytes, "from_pb2 loses content"
+    assert deterministic(codec.to_pb2(decoded)) == codec_bytes, "to_pb2 loses content"
+    return verdict
+
+
+def assert_struct_matches(message: Any, decoded: Any) -> None:
+    """``decoded`` (a struct) holds the content of the google.protobuf ``message``."""
+    assert type(decoded) is struct_of(type(message))
+    assert codec.encode(decoded) == deterministic(message)
+    assert codec.to_pb2(decoded) == message
+    if not has_nan(message):
+        assert decoded == codec.from_pb2(message)
+
+
+# --- the strategy itself ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@BIG
+@given(data=st.data())
+def test_strategy_builds_valid_messages(name: str, data: st.DataObject) -> None:
+    """The generator makes initialized messages that upb round-trips (no codec involved)."""
+    message = data.draw(pb2_messages(ALL[name]))
+    assert message.IsInitialized()
+    encoded = message.SerializeToString(deterministic=True)
+    assert type(message).FromString(encoded) == message
+
+
+def test_strategy_covers_every_message_type() -> None:
+    reached: set[str] = set()
+
+    def visit(descriptor: Descriptor) -> None:
+        if descriptor.full_name in reached:
+            return
+        reached.add(descriptor.full_name)
+        for field in descriptor.fields:
+            if field.type in MESSAGE_TYPES:
+                target = field.message_type
+                if target.GetOptions().map_entry:
+                    target = target.fields_by_name["value"].message_type
+                if target is not None:
+                    visit(target)
+
+    for name in ROOTS:
+        visit(ALL[name].DESCRIPTOR)
+    # The rest are drawn by the tests that sample any type.
+    unreached = {name for name in NAMES if not name.startswith("everything.Cat")} - reached
+    assert unreached == {
+        "everything.Chain",
+        "google.protobuf.FeatureSet.ProtoLimitsFeature",
+        "google.protobuf.FeatureSet.VisibilityFeature",
+        "google.protobuf.FeatureSetDefaults",
+        "google.protobuf.FeatureSetDefaults.FeatureSetEditionDefault",
+        "google.protobuf.GeneratedCodeInfo",
+        "google.protobuf.GeneratedCodeInfo.Annotation",
+    }
+
+
+# --- (a) encode matches upb's deterministic serialization ------------------------------
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@BIG
+@given(data=st.data())
+def test_encode_matches_upb(name: str, data: st.DataObject) -> None:
+    message = data.draw(pb2_messages(ALL[name]))
+    value = codec.from_pb2(message)
+    expected = message.SerializeToString(deterministic=True)
+    assert codec.encode(value) == expected
+    assert codec.encoded_size(value) == len(expected)
+    assert codec.to_pb2(value) == message
+
+
+@BIG
+@given(message=any_pb2_message)
+def test_encode_matches_upb_any_type(message: Any) -> None:
+    value = codec.from_pb2(message)
+    assert codec.encode(value) == message.SerializeToString(deterministic=True)
+    assert codec.encoded_size(value) == message.ByteSize()
+
+
+# --- (b) decode matches upb's parse ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@BIG
+@given(data=st.data())
+def test_decode_matches_upb(name: str, data: st.DataObject) -> None:
+    message = data.draw(pb2_messages(ALL[name]))
+    wire = message.SerializeToString()  # not deterministic: map order as upb writes it
+    for buffer in (wire, bytearray(wire), memoryview(wire)):
+        assert_struct_matches(message, codec.decode(struct_of(type(message)), buffer))
+
+
+@BIG
+@given(message=any_pb2_message)
+def test_decode_matches_upb_any_type(message: Any) -> None:
+    wire = message.SerializeToString()
+    assert_struct_matches(message, codec.decode(struct_of(type(message)), wire))
+
+
+@pytest.mark.parametrize("name", ["everything.AllTypes", "everything.Tree", "legacy.Record"])
+@BIG
+@given(data=st.data())
+def test_decode_options_keep_content(name: str, data: st.DataObject) -> None:
+    """zero_copy and numpy change the containers, not the content."""
+    message = data.draw(pb2_messages(ALL[name]))
+    wire = message.SerializeToString()
+    cls = struct_of(type(message))
+    expected = deterministic(message)
+    for options in ({"zero_copy": True}, {"numpy": True}, {"zero_copy": True, "numpy": True}):
+        decoded = codec.decode(cls, wire, **options)
+        assert codec.encode(decoded) == expected, options
+        assert codec.to_pb2(decoded) == message, options
+
+
+# --- (c) mutated, mistyped and random input --------------------------------------------
+
+INTERESTING_BYTES = st.sampled_from(
+    [b"\x00", b"\x80", b"\xff", b"\x01", b"\x0b", b"\x0c", b"\x7f", b"\xff" * 9 + b"\x7f"]
+)
+
+
+@st.composite
+def mutations(draw: Callable[..., Any], data: bytes) -> bytes:
+    """``data`` after one to three random flips, changes, insertions, deletions or a truncation."""
+    buf = bytearray(data)
+    for _ in range(draw(st.integers(1, 3))):
+        op = draw(st.sampled_from(["flip", "set", "insert", "delete", "truncate"]))
+        if op in ("flip", "set") and buf:
+            i = draw(st.integers(0, len(buf) - 1))
+            if op == "flip":
+                buf[i] ^= 1 << draw(st.integers(0, 7))
+            else:
+                buf[i] = draw(st.integers(0, 255))
+        elif op == "insert":
+            i = draw(st.integers(0, len(buf)))
+            buf[i:i] = draw(st.one_of(st.binary(min_size=1, max_size=4), INTERESTING_BYTES))
+        elif op == "delete" and buf:
+            i = draw(st.integers(0, len(buf) - 1))
+            del buf[i : i + draw(st.integers(1, 4))]
+        elif op == "truncate":
+            del buf[draw(st.integers(0, len(buf))) :]
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@BIG
+@given(data=st.data())
+def test_mutated_input_agrees_with_upb(name: str, data: st.DataObject) -> None:
+    cls = ALL[name]
+    message = data.draw(pb2_messages(cls))
+    wire = message.SerializeToString(deterministic=data.draw(st.booleans()))
+    check_against_upb(cls, data.draw(mutations(wire), label="mutated"))
+
+
+@BIG
+@given(message=any_pb2_message, name=st.sampled_from(NAMES))
+def test_other_types_input_agrees_with_upb(message: Any, name: str) -> None:
+    """A valid encoding of one type read as another: wrong wire types, unknown fields."""
+    check_against_upb(ALL[name], message.SerializeToString())
+
+
+@given(data=st.binary(max_size=64), name=st.sampled_from(NAMES))
+@example(data=b"\x0b" * 64, name="everything.AllTypes")
+@example(data=b"\x0a\x80\x80\x80\x80\x10", name="everything.CatString")
+def test_random_bytes_agree_with_upb(data: bytes, name: str) -> None:
+    check_against_upb(ALL[name], data)
+
+
+# --- the intended divergences, one example each ------------------------------------------
+
+
+def test_divergence_varint_overflow() -> None:
+    data = b"\x08" + b"\xff" * 9 + b"\x7f"
+    assert everything_pb2.CatInt32.FromString(data).value == -1  # upb drops the bits
+    with pytest.raises(codec.VarintError) as info:
+        codec.decode(struct_of(everything_pb2.CatInt32), data)
+    assert info.value.offset == 1
+    assert check_against_upb(everything_pb2.CatInt32, data) == "divergence 1: varint overflow"
+
+
+def test_varint_overflow_in_a_length_is_no_divergence() -> None:
+    data = b"\x0a" + b"\x80" * 9 + b"\x02"  # 2**64 as a string length
+    with pytest.raises(ProtobufDecodeError):
+        everything_pb2.CatString.FromString(data)
+    with pytest.raises(codec.VarintError):
+        codec.decode(struct_of(everything_pb2.CatString), data)
+    assert check_against_upb(everything_pb2.CatString, data) == "both reject"
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        pytest.param("everything.Empty", b"\x00\x01", id="Empty"),
+        pytest.param("everything.Empty", b"\x05\xc2\x66\xff\x65", id="Empty-fixed32"),
+        pytest.param("everything.AllTypes", b"\xa2\x01\x02\x00\x01", id="nested-Empty"),
+        pytest.param("google.protobuf.FeatureSet.ProtoLimitsFeature", b"\x03\x04", id="group"),
+    ],
+)
+def test_divergence_field_zero_in_a_message_without_fields(name: str, data: bytes) -> None:
+    ALL[name].FromString(data)  # upb accepts (it rejects field 0 elsewhere: T1 rows)
+    with pytest.raises(codec.WireFormatError):
+        codec.decode(struct_of(ALL[name]), data)
+    verdict = check_against_upb(ALL[name], data)
+    assert verdict == "divergence 4: field 0 in a message without fields"
+
+
+def test_divergence_proto2_invalid_utf8() -> None:
+    data = b"\x08\x01\x12\x02\xff\xfe"
+    assert legacy_pb2.Record.FromString(data).name == b"\xff\xfe"  # upb: bytes, no check
+    verdict = check_against_upb(legacy_pb2.Record, data)
+    assert verdict in ("divergence 2: proto2 invalid UTF-8", "both accept, same content")
+
+
+def test_divergence_float32_signalling_nan() -> None:
+    snan = pystruct.pack("<I", 0x7FA00001)
+    data = b"\x5d" + snan  # AllTypes.f_float = 11
+    assert everything_pb2.AllTypes.FromString(data).SerializeToString() == data
+    verdict = check_against_upb(everything_pb2.AllTypes, data)
+    assert verdict in ("divergence 3: float32 signalling NaN", "both accept, same content")
+
+
+# --- upb behaviours that are not divergences ------------------------------------------------
+
+
+def _tag(number: int, wire_type: int) -> bytes:
+    return _VarintBytes(number << 3 | wire_type)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(_tag(91, 2) + b"\x06\x08\x01\x10\x02\x18\x03", id="unknown-field"),
+        pytest.param(_tag(91, 2) + b"\x05\x0d\x01\x00\x00\x00", id="key-wrong-wire-type"),
+        pytest.param(_tag(91, 2) + b"\x05\x08\x01\x12\x01\x00", id="value-wrong-wire-type"),
+    ],
+)
+def test_map_entry_with_unknown_fields_stays_unknown(data: bytes) -> None:
+    expected = everything_pb2.AllTypes.FromString(data)
+    assert dict(expected.m_int32_int32) == {}  # upb keeps the whole entry as unknown
+    decoded = codec.decode(struct_of(everything_pb2.AllTypes), data)
+    assert decoded.m_int32_int32 == {}
+    assert codec.unknown_fields(decoded) == data
+    assert codec.encode(decoded) == data
+
+
+@pytest.mark.parametrize(
+    ("data", "unknown"),
+    [
+        pytest.param(b"\x48\x02", b"\x48\x02", id="singular"),
+        pytest.param(b"\xb8\x01\x01\xb8\x01\x02", b"\xb8\x01\x02", id="unpacked"),
+        pytest.param(b"\xba\x01\x03\x01\x02\x05", b"\xb8\x01\x02", id="unpacked-sent-packed"),
+        pytest.param(b"\xc2\x01\x03\x01\x02\x05", b"\xc0\x01\x02", id="packed"),
+        pytest.param(b"\xc0\x01\x18\xc0\x01\x05", b"\xc0\x01\x18", id="packed-sent-unpacked"),
+        pytest.param(b"\x9a\x03\x04\x08\x01\x10\x07", b"\x9a\x03\x04\x08\x01\x10\x07", id="map"),
+    ],
+)
+def test_undeclared_closed_enum_values_are_unknown_fields(data: bytes, unknown: bytes) -> None:
+    data = b"\x08\x01\x12\x00" + data  # legacy.Record with its required fields
+    expected = legacy_pb2.Record.FromString(data)
+    decoded = codec.decode(struct_of(legacy_pb2.Record), data)
+    assert decoded == codec.from_pb2(expected)
+    for options in ({}, {"numpy": True}, {"zero_copy": True}):
+        decoded = codec.decode(struct_of(legacy_pb2.Record), data, **options)
+        assert codec.unknown_fields(decoded) == unknown, options
+        assert codec.encode(decoded) == deterministic(expected), options
+    assert check_against_upb(legacy_pb2.Record, data) == "both accept, same content"
+
+
+def test_oneof_last_member_on_the_wire_wins() -> None:
+    data = _tag(111, 0) + b"\x05" + _tag(112, 2) + b"\x01x"
+    expected = everything_pb2.AllTypes.FromString(data)
+    assert expected.WhichOneof("choice") == "c_string"
+    decoded = codec.decode(struct_of(everything_pb2.AllTypes), data)
+    assert codec.which_oneof(decoded, "choice") == "c_string"
+    assert decoded.c_uint32 is None
+    assert codec.encode(decoded) == expected.SerializeToString(deterministic=True)
+
+
+def test_missing_required_fields_are_accepted() -> None:
+    data = b"\x18\x05"  # legacy.Record without id and name
+    assert not legacy_pb2.Record.FromString(data).IsInitialized()
+    decoded = codec.decode(struct_of(legacy_pb2.Record), data)
+    assert decoded.count == 5 and decoded.id is None and decoded.name is None
+    assert check_against_upb(legacy_pb2.Record, data).startswith("both accept")
+
+
+def test_numpy_is_only_a_container_choice() -> None:
+    message = everything_pb2.AllTypes(p_double=[1.5, -0.0], p_sint64=[-(2**63)], p_bool=[True])
+    decoded = codec.decode(
+        struct_of(everything_pb2.AllTypes), message.SerializeToString(), numpy=True
+    )
+    assert isinstance(decoded.p_double, np.ndarray)
+    assert codec.encode(decoded) == message.SerializeToString(deterministic=True)

@@ -160,7 +160,7 @@ cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, list values, co
                               int depth) except -2
 cdef int _append(list values, Py_ssize_t slot, object value) except -1
 cdef int _set_singular(FieldPlan field, list values, object value) except -1
-cdef int _keep_stray(FieldPlan field, object value, Decoding state) except -1
+cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
 cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state)

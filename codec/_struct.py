@@ -1064,15 +1064,16 @@ def _decode_packed(
             if field.closed_enum is None or value in field.closed_enum:
                 _append(values, field.slot, value)
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
-                _keep_stray(field, value, state)
+                _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
 
 
-def _keep_stray(field: FieldPlan, value: int, state: Decoding) -> None:
+def _keep_stray(field: FieldPlan, raw: int, state: Decoding) -> None:
+    """Keep the varint ``raw`` (as read, before int32 truncation) as an unknown field."""
     if state.stray_values is None:
         state.stray_values = bytearray()
     state.stray_values += varint_encode((field.number << 3) | VARINT)
-    state.stray_values += varint_encode(value & _MASK64)
+    state.stray_values += varint_encode(raw)
 
 
 def _numpy_column(
@@ -1093,7 +1094,7 @@ def _numpy_column(
             if field.closed_enum is None or value in field.closed_enum:
                 items.append(value)
             else:
-                _keep_stray(field, value, state)
+                _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
         column = numpy.array(items, field.numpy_type)
     if len(current):

@@ -1454,3 +1454,15 @@ def test_float_values_round_trip_through_float32() -> None:
     decoded = codec.decode(S(E.AllTypes), codec.encode(value))
     assert decoded.f_float == pystruct.unpack("<f", pystruct.pack("<f", 0.1))[0]
     assert codec.encode(value) == upb_bytes(E.AllTypes(f_float=0.1, p_float=[1e-50, 3.4e38]))
+
+
+@pytest.mark.parametrize("numpy", [False, True])
+def test_stray_closed_enum_value_keeps_its_full_varint(numpy: bool) -> None:
+    """Found by the differential suite: an undeclared value of a closed enum in a packed run
+    (here 2**57 - 1, which truncates to int32 -1) becomes an unknown field holding the varint
+    as read, not the truncated value, as upb keeps it."""
+    data = bytes.fromhex("c2010a00ffffffffffffffff01")
+    decoded = codec.decode(codec.struct(legacy_pb2.Record), data, numpy=numpy)
+    expected = legacy_pb2.Record.FromString(data).SerializePartialToString(deterministic=True)
+    assert codec.encode(decoded) == expected
+    assert codec.unknown_fields(decoded) == bytes.fromhex("c001ffffffffffffffff01")

@@ -52,9 +52,7 @@ from codec.wire import (  # noqa: E402
 )
 
 #: True when every module of the compiled core is loaded (not their .py source).
-COMPILED: bool = all(
-    module.COMPILED for module in (_varint, _buffer, _struct, wire, framing)
-)
+COMPILED: bool = all(module.COMPILED for module in (_varint, _buffer, _struct, wire, framing))
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,1054 @@
+"""asyncio: framed message streams over TCP and Unix sockets, received without copying.
+
+Strategy, receiving: :class:`FramedProtocol` is an ``asyncio.BufferedProtocol``
+whose ``get_buffer``/``buffer_updated`` are those of a
+:class:`~codec.framing.FrameDecoder`, so the kernel writes straight into the
+decoder's receive window. Nothing is split or queued in this layer: complete
+frames stay in the window until :meth:`FramedReader.recv` takes one with
+``next_frame()`` (parsed, or as ``bytes``, or as a zero-copy ``memoryview``).
+Because a frame is only taken out synchronously, after the last ``await``,
+cancelling a pending ``recv()`` can never lose one. The window is also the
+backpressure queue: once ``read_high_water`` bytes are buffered and the next
+frame is complete, the transport stops reading; it resumes when the
+application has consumed down to ``read_low_water``, or as soon as the next
+frame is incomplete (so a frame larger than the high-water mark can always
+finish). A connection therefore holds at most about
+``max(read_high_water, max_frame_size)`` plus one 64 KiB read of unread bytes,
+whatever the peer sends (in a window of up to twice that capacity: it grows
+geometrically and shrinks back once the bytes are consumed). A bad prefix
+(oversized or malformed) is refused by the decoder as soon as it arrives: the
+transport is closed and ``recv()`` hands out the frames before the fault, then
+raises the decoder's error. A payload that ``message_type`` cannot parse
+does the same. The end of the stream goes to ``FrameDecoder.feed_eof()``: at
+a frame boundary ``recv()`` raises :class:`EOFError` (``async for`` stops);
+inside a frame it raises :class:`~codec.errors.TruncatedError`. An optional
+``frame_timeout`` closes a connection whose frame stays incomplete for too
+long (slow loris), using the decoder's ``frame_in_progress``.
+
+Strategy, sending: :meth:`FramedWriter.send` encodes into a
+:class:`~codec.framing.FrameEncoder` and schedules one flush with
+``loop.call_soon``, so every message sent in the same loop iteration goes to
+the transport in one ``write()`` (earlier once 64 KiB are pending, or the
+transport's high-water mark if lower). The flush hands the transport a
+zero-copy view of the encoder's buffer. A transport may keep that view
+instead of copying it (CPython 3.12+ queues ``memoryview``\\ s on a partial
+send, uvloop pins the buffer until libuv has written it), so after the write
+the writer tries ``FrameEncoder.clear()``, which refuses while any view is
+alive: if it succeeds, nothing holds the buffer and it is reused at once (the
+common case: the kernel took everything); if it raises ``BufferError`` the
+encoder is set aside, untouched, and a spare one takes its place until the
+transport lets go. The export count is the proof, not a guess from
+``get_write_buffer_size()``. When the transport is already backed up and less
+than 4 KiB is pending, the writer hands it a ``bytes`` copy instead, so a
+trickle of small sends cannot pin one 4 KiB+ buffer per write.
+:meth:`FramedWriter.drain` and :meth:`FramedWriter.asend` honour the
+transport's write high-water mark as ``StreamWriter.drain()`` does.
+
+The stream wrappers (:meth:`FramedReader.from_stream`,
+:meth:`FramedWriter.from_stream`) run the same decoder and encoder over an
+existing ``asyncio.StreamReader`` / ``StreamWriter``: bytes are copied once
+from the ``StreamReader`` into the decoder (no zero-copy receive there), and
+flow control is the ``StreamWriter``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
+
+from codec.errors import CodecError, DecodeError
+from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
+
+__all__ = [
+    "DEFAULT_READ_HIGH_WATER",
+    "FrameTimeoutError",
+    "FramedProtocol",
+    "FramedReader",
+    "FramedWriter",
+    "open_connection",
+    "open_unix_connection",
+    "start_server",
+    "start_unix_server",
+]
+
+M = TypeVar("M")
+
+# Unread bytes at which a connection stops reading: 2x asyncio's StreamReader
+# (which pauses at 2 x its 64 KiB limit), so four 64 KiB reads fit.
+DEFAULT_READ_HIGH_WATER = 256 * 1024
+# Pending bytes that make send() flush at once instead of at the end of the
+# loop iteration (capped by the transport's own high-water mark).
+_FLUSH_SIZE = 64 * 1024
+# Below this, a flush into an already backed-up transport is copied (see above).
+_SMALL_WRITE = 4096
+# Spare encoders kept for reuse, and the largest capacity worth keeping.
+_SPARES = 2
+_MAX_SPARE_CAPACITY = 1024 * 1024
+# Bytes asked of a StreamReader per read by FramedReader.from_stream.
+_STREAM_READ_SIZE = 64 * 1024
+
+# What FramedWriter.send() frames as a raw payload rather than encodes as a message.
+_PAYLOAD_TYPES = (bytes, bytearray, memoryview)
+
+# Keyword arguments of the helpers that configure FramedProtocol; the rest go
+# to loop.create_connection / create_server.
+_PROTOCOL_OPTIONS = frozenset(
+    {
+        "max_frame_size",
+        "strict",
+        "zero_copy",
+        "read_high_water",
+        "read_low_water",
+        "write_high_water",
+        "write_low_water",
+        "frame_timeout",
+    }
+)
+
+
+class FrameTimeoutError(CodecError, TimeoutError):
+    """A frame started arriving but was not complete within ``frame_timeout`` seconds.
+
+    The connection is closed. ``timeout`` is the limit that was exceeded.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(f"frame not completed within {timeout} s")
+
+
+# --- sources and flows: what a reader and a writer are connected to ----------
+
+
+class _Source(Protocol):
+    """Where a :class:`FramedReader`'s decoder gets bytes from."""
+
+    async def _wait_readable(self) -> None:
+        """Return once more bytes or the end may be in the decoder; raise at the end."""
+
+    def _frame_taken(self) -> None:
+        """Called after each frame the reader takes out of the decoder."""
+
+    def _abort_reading(self) -> None:
+        """The decoder is poisoned: close the connection."""
+
+
+class _Flow(Protocol):
+    """Flow control and connection state behind a :class:`FramedWriter`."""
+
+    async def _wait_writable(self) -> None:
+        """``drain()``: return when the transport is below its high-water mark.
+
+        Raises ``ConnectionResetError`` once the connection is lost.
+        """
+
+    def _close(self) -> None:
+        """Close the transport (after what was written)."""
+
+    async def _wait_closed(self) -> None:
+        """Return once the connection is closed."""
+
+
+# --- reader -------------------------------------------------------------------
+
+
+class FramedReader(Generic[M]):
+    """Messages from a framed byte stream, one per :meth:`recv`, or by ``async for``.
+
+    With ``message_type`` (a google.protobuf message class or a struct class)
+    each frame comes out parsed; without it, as ``bytes`` (or as a zero-copy
+    ``memoryview`` into the receive window with ``zero_copy=True``: it stays
+    valid, but holding it past the next read makes the window move to fresh
+    memory, a copy of the unread bytes).
+
+    Ends of stream: at a frame boundary :meth:`recv` raises :class:`EOFError`
+    and iteration stops; inside a frame it raises
+    :class:`~codec.errors.TruncatedError`. Oversized or malformed frames raise
+    the decoder's :class:`~codec.errors.DecodeError` after the frames before
+    them; an incomplete frame past ``frame_timeout`` raises
+    :class:`FrameTimeoutError`; a connection lost with an error raises that
+    ``OSError``. Each of these repeats on later calls.
+
+    Made by :func:`open_connection`, :func:`start_server`,
+    :class:`FramedProtocol` or :meth:`from_stream`, not directly.
+    """
+
+    def __init__(self, decoder: FrameDecoder, source: _Source, *, copy: bool) -> None:
+        self._decoder = decoder
+        self._source = source
+        self._copy = copy  # raw frames come out as bytes, not as views of the window
+        # Whether the source wants _frame_taken() calls (it may change it).
+        self._notify = True
+
+    @overload
+    @classmethod
+    def from_stream(
+        cls,
+        stream: asyncio.StreamReader,
+        *,
+        message_type: type[M],
+        max_frame_size: int = ...,
+        strict: bool = ...,
+        zero_copy: bool = ...,
+        frame_timeout: float | None = ...,
+    ) -> FramedReader[M]: ...
+    @overload
+    @classmethod
+    def from_stream(
+        cls,
+        stream: asyncio.StreamReader,
+        *,
+        message_type: None = None,
+        max_frame_size: int = ...,
+        strict: bool = ...,
+        zero_copy: bool = ...,
+        frame_timeout: float | None = ...,
+    ) -> FramedReader[Any]: ...
+    @classmethod
+    def from_stream(
+        cls,
+        stream: asyncio.StreamReader,
+        *,
+        message_type: Any = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        strict: bool = False,
+        zero_copy: bool = False,
+        frame_timeout: float | None = None,
+    ) -> FramedReader[Any]:
+        """Read frames from an existing ``asyncio.StreamReader``.
+
+        Bytes are copied once from the stream into the decoder; flow control
+        is the ``StreamReader``'s own (its ``limit``). On a decode error or a
+        frame timeout the stream's transport is closed. Options as for
+        :class:`FramedProtocol`.
+        """
+        decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type)
+        source = _StreamSource(stream, decoder, frame_timeout)
+        reader = cls(decoder, source, copy=message_type is None and not zero_copy)
+        reader._notify = frame_timeout is not None
+        return reader
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not consumed yet (complete frames and the start of the next)."""
+        return self._decoder.buffered
+
+    def _take(self) -> Any:
+        """The next complete frame, unconverted, or ``None``."""
+        try:
+            frame = self._decoder.next_frame()
+        except DecodeError:
+            self._source._abort_reading()
+            raise
+        if frame is not None and self._notify:
+            self._source._frame_taken()
+        return frame
+
+    async def _wait_frame(self) -> Any:
+        """The next frame, unconverted, once it has arrived (the slow path)."""
+        frame = None
+        while frame is None:
+            await self._source._wait_readable()
+            frame = self._take()
+        return frame
+
+    # recv() and __anext__() inline _take() (the fast path): this is the per-message cost.
+
+    async def recv(self) -> M:
+        """The next message; :class:`EOFError` at a clean end of stream.
+
+        Cancel-safe: a cancelled ``recv()`` consumes nothing, so it can be
+        wrapped in ``asyncio.timeout()`` or ``wait_for()`` without losing a
+        message. Only one task may wait in ``recv()`` at a time.
+        """
+        try:
+            frame = self._decoder.next_frame()
+        except DecodeError:
+            self._source._abort_reading()
+            raise
+        if frame is None:
+            frame = await self._wait_frame()
+        elif self._notify:
+            self._source._frame_taken()
+        if self._copy:
+            return bytes(frame)  # type: ignore[return-value]
+        return frame  # type: ignore[no-any-return]
+
+    def recv_nowait(self) -> M | None:
+        """The next message if it is already buffered, else ``None``.
+
+        Raises like :meth:`recv` only for a fault reached in the buffered
+        bytes; the end of the stream is reported by :meth:`recv`.
+        """
+        frame = self._take()
+        if frame is not None and self._copy:
+            return bytes(frame)  # type: ignore[return-value]
+        return frame  # type: ignore[no-any-return]
+
+    def __aiter__(self) -> FramedReader[M]:
+        return self
+
+    async def __anext__(self) -> M:
+        try:
+            frame = self._decoder.next_frame()
+        except DecodeError:
+            self._source._abort_reading()
+            raise
+        if frame is None:
+            try:
+                frame = await self._wait_frame()
+            except EOFError:
+                raise StopAsyncIteration from None
+        elif self._notify:
+            self._source._frame_taken()
+        if self._copy:
+            return bytes(frame)  # type: ignore[return-value]
+        return frame  # type: ignore[no-any-return]
+
+
+class _StreamSource:
+    """A :class:`FramedReader` source over an ``asyncio.StreamReader`` (bytes copied in)."""
+
+    def __init__(
+        self, stream: asyncio.StreamReader, decoder: FrameDecoder, frame_timeout: float | None
+    ) -> None:
+        self._stream = stream
+        self._decoder = decoder
+        self._frame_timeout = frame_timeout
+        self._frame_started: float | None = None
+        self._error: BaseException | None = None
+        self._ended = False
+
+    async def _wait_readable(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._ended:
+            raise EOFError("end of stream")
+        decoder = self._decoder
+        timeout = self._frame_timeout
+        if timeout is None or not decoder.frame_in_progress:
+            self._frame_started = None
+            chunk = await self._stream.read(_STREAM_READ_SIZE)
+        else:
+            loop = asyncio.get_running_loop()
+            if self._frame_started is None:
+                self._frame_started = loop.time()
+            try:
+                async with asyncio.timeout_at(self._frame_started + timeout):
+                    chunk = await self._stream.read(_STREAM_READ_SIZE)
+            except TimeoutError:
+                self._error = FrameTimeoutError(timeout)
+                self._ended = True
+                self._close_transport()
+                raise self._error from None
+        try:
+            if chunk:
+                decoder.feed(chunk)
+            else:
+                self._ended = True
+                decoder.feed_eof()
+        except DecodeError:  # the decoder is poisoned; next_frame() raises it in order
+            self._ended = True
+            self._close_transport()
+
+    def _frame_taken(self) -> None:
+        self._frame_started = None  # the next frame's time starts when it is waited for
+
+    def _abort_reading(self) -> None:
+        self._ended = True
+        self._close_transport()
+
+    def _close_transport(self) -> None:
+        # StreamReader keeps its transport (for pause/resume) in ``_transport``
+        # since Python 3.4; it has no public accessor.
+        transport = getattr(self._stream, "_transport", None)
+        if transport is not None:
+            transport.close()
+
+
+# --- writer -------------------------------------------------------------------
+
+
+class FramedWriter:
+    """Sends messages as frames, coalescing the sends of one loop iteration into one write.
+
+    :meth:`send` encodes at once (errors are raised there, nothing partial is
+    written) and never blocks; :meth:`asend` also waits while the transport
+    is above its write high-water mark; :meth:`drain` hands over what is
+    pending now and waits likewise. Frames of concurrent senders never
+    interleave: each is written whole into the pending buffer by one
+    synchronous call.
+
+    Made by :func:`open_connection`, :func:`start_server`,
+    :class:`FramedProtocol` or :meth:`from_stream`, not directly.
+    """
+
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        flow: _Flow,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    ) -> None:
+        self._transport = transport
+        self._flow = flow
+        self._max_frame_size = max_frame_size
+        self._loop = asyncio.get_running_loop()
+        self._encoder = FrameEncoder(max_frame_size)
+        self._held: list[FrameEncoder] = []  # written, still referenced by the transport
+        self._spares: list[FrameEncoder] = []
+        self._flush_scheduled = False
+        self._closing = False  # close(), write_eof() or abort() called
+        self._lost = False  # the connection is lost or closing (set by the protocol)
+        self._refusing = False  # either of the above: send() raises
+        # Whether asend() must ask the flow: the protocol keeps this equal to
+        # "writing is paused"; a StreamWriter's flow is always asked.
+        self._may_wait = True
+        # A StreamWriter's transport may be closed behind our back: check it on send().
+        self._poll_transport = isinstance(flow, _StreamFlow)
+        self._flush_size = _FLUSH_SIZE
+        self._update_flush_size()
+
+    @classmethod
+    def from_stream(
+        cls, stream: asyncio.StreamWriter, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    ) -> FramedWriter:
+        """Write frames to an existing ``asyncio.StreamWriter``.
+
+        Frames go straight to its transport; :meth:`drain`, :meth:`close` and
+        :meth:`wait_closed` use the ``StreamWriter``'s.
+        """
+        return cls(stream.transport, _StreamFlow(stream), max_frame_size=max_frame_size)
+
+    @property
+    def transport(self) -> asyncio.WriteTransport:
+        return self._transport
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        """The transport's ``get_extra_info`` (``"peername"``, ``"socket"``, ...)."""
+        return self._transport.get_extra_info(name, default)
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        """Set the transport's write high- and low-water marks (see asyncio)."""
+        self._transport.set_write_buffer_limits(high, low)
+        self._update_flush_size()
+
+    def _update_flush_size(self) -> None:
+        try:
+            high = self._transport.get_write_buffer_limits()[1]
+        except NotImplementedError:  # a transport without write buffer limits
+            high = _FLUSH_SIZE
+        self._flush_size = max(1, min(_FLUSH_SIZE, high))
+
+    # --- sending ---
+
+    def send(self, message: Any) -> None:
+        """Encode one message: a struct, a google.protobuf message, or a raw payload.
+
+        A raw payload is ``bytes``, ``bytearray`` or a ``memoryview`` (wrap
+        other buffers, such as numpy arrays, in ``memoryview()``).
+
+        It reaches the transport at the end of this loop iteration, with
+        everything else sent meanwhile, or at once when 64 KiB are pending.
+        Raises :class:`~codec.errors.EncodeError` /
+        :class:`~codec.errors.FrameTooLargeError` without writing anything,
+        ``RuntimeError`` after :meth:`close`/:meth:`write_eof`, and
+        ``ConnectionResetError`` once the connection is lost.
+        """
+        if self._refusing or (self._poll_transport and self._transport.is_closing()):
+            self._refuse()
+        encoder = self._encoder
+        if isinstance(message, _PAYLOAD_TYPES):
+            encoder.write(message)
+        else:
+            encoder.encode(message)
+        if len(encoder) >= self._flush_size:
+            self._flush()
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def send_many(self, messages: Any) -> None:
+        """:meth:`send` each message of an iterable."""
+        send = self.send
+        for message in messages:
+            send(message)
+
+    async def asend(self, message: Any) -> None:
+        """:meth:`send`, then wait while the transport is above its high-water mark."""
+        # send(), inlined: this is the per-message cost.
+        if self._refusing or (self._poll_transport and self._transport.is_closing()):
+            self._refuse()
+        encoder = self._encoder
+        if isinstance(message, _PAYLOAD_TYPES):
+            encoder.write(message)
+        else:
+            encoder.encode(message)
+        if len(encoder) >= self._flush_size:
+            self._flush()
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+        if self._may_wait:
+            await self._wait_if_paused()
+
+    async def drain(self) -> None:
+        """Hand pending frames to the transport now; wait while it is above its high-water mark.
+
+        Raises ``ConnectionResetError`` if the connection is lost.
+        """
+        self._flush()
+        await self._flow._wait_writable()
+
+    def flush(self) -> None:
+        """Hand pending frames to the transport now, without waiting.
+
+        Needed only before writing to the transport (or a wrapped
+        ``StreamWriter``) directly, so those bytes follow the frames.
+        """
+        self._flush()
+
+    async def _wait_if_paused(self) -> None:
+        if self._poll_transport:
+            # A StreamWriter pauses above the high-water mark until back at
+            # the low-water mark: only then can drain() have to wait.
+            transport = self._transport
+            if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[0]:
+                return
+        await self._flow._wait_writable()
+
+    def _refuse(self) -> None:
+        if self._closing:
+            raise RuntimeError("cannot send after close(), write_eof() or abort()")
+        raise ConnectionResetError("the connection is closed or closing")
+
+    def _connection_closing(self) -> None:
+        """The protocol's word that the connection is closing or lost."""
+        self._lost = self._refusing = True
+
+    def _flush(self) -> None:
+        """Give the pending frames to the transport; never touch a buffer it still holds."""
+        self._flush_scheduled = False
+        if self._held:
+            self._reclaim()
+        encoder = self._encoder
+        if not len(encoder):
+            return
+        transport = self._transport
+        if transport.is_closing():
+            encoder.clear()  # undeliverable; send() reports it
+            return
+        if len(encoder) < _SMALL_WRITE and transport.get_write_buffer_size():
+            transport.write(bytes(encoder.getbuffer()))
+        else:
+            transport.write(encoder.getbuffer())  # the temporary view dies here unless kept
+        try:
+            encoder.clear()  # refused while the transport keeps a view of the buffer
+        except BufferError:
+            self._held.append(encoder)
+            self._encoder = (
+                self._spares.pop() if self._spares else FrameEncoder(self._max_frame_size)
+            )
+
+    def _reclaim(self) -> None:
+        """Take back the set-aside encoders that the transport has let go of."""
+        still_held = []
+        for encoder in self._held:
+            try:
+                encoder.clear()
+            except BufferError:
+                still_held.append(encoder)
+                continue
+            if len(self._spares) < _SPARES and encoder.capacity <= _MAX_SPARE_CAPACITY:
+                self._spares.append(encoder)
+        self._held = still_held
+
+    # --- closing ---
+
+    def can_write_eof(self) -> bool:
+        return self._transport.can_write_eof()
+
+    def write_eof(self) -> None:
+        """Flush, then close the write side (half-close); the reader keeps reading."""
+        if not self._closing:
+            self._flush()
+            self._closing = self._refusing = True
+        self._transport.write_eof()
+
+    def is_closing(self) -> bool:
+        return self._closing or self._transport.is_closing()
+
+    def close(self) -> None:
+        """Flush pending frames and close the transport (it sends what it holds first)."""
+        if not self._closing:
+            self._flush()
+            self._closing = self._refusing = True
+        self._flow._close()
+
+    def abort(self) -> None:
+        """Close at once, dropping whatever was not sent."""
+        self._closing = self._refusing = True
+        self._transport.abort()
+
+    async def wait_closed(self) -> None:
+        """Wait until the connection is closed (never raises the connection's error)."""
+        await self._flow._wait_closed()
+
+    async def __aenter__(self) -> FramedWriter:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+        await self.wait_closed()
+
+
+class _StreamFlow:
+    """A :class:`FramedWriter` flow over an ``asyncio.StreamWriter``."""
+
+    def __init__(self, stream: asyncio.StreamWriter) -> None:
+        self._stream = stream
+        self._transport = stream.transport
+
+    async def _wait_writable(self) -> None:
+        await self._stream.drain()
+
+    def _close(self) -> None:
+        self._stream.close()
+
+    async def _wait_closed(self) -> None:
+        with contextlib.suppress(OSError):  # reported by recv()/drain()
+            await self._stream.wait_closed()
+
+
+# --- the protocol ---------------------------------------------------------------
+
+
+class FramedProtocol(asyncio.BufferedProtocol):
+    """An ``asyncio.BufferedProtocol`` that receives straight into a ``FrameDecoder``.
+
+    ``protocol.reader`` (a :class:`FramedReader`) exists from the start,
+    ``protocol.writer`` (a :class:`FramedWriter`) from ``connection_made``.
+    ``client_connected_cb(reader, writer)`` (a function or coroutine
+    function) is started on connection, as by ``asyncio.start_server``; if it
+    raises, the error goes to the loop's exception handler and the
+    connection is closed.
+
+    Options (also accepted by :func:`open_connection` and friends):
+
+    * ``message_type``: google.protobuf message class or struct class, or
+      ``None`` for raw frames (``bytes``; ``memoryview`` with ``zero_copy``);
+    * ``max_frame_size`` (4 MiB) and ``strict`` (varint profile), as for
+      :class:`~codec.framing.FrameDecoder`; also the encoder's limit;
+    * ``read_high_water`` (256 KiB) / ``read_low_water`` (a quarter of it):
+      unread bytes at which reading pauses / resumes;
+    * ``write_high_water`` / ``write_low_water``: the transport's write
+      buffer limits (asyncio's default: 64 KiB / 16 KiB);
+    * ``frame_timeout``: seconds within which a frame that has started
+      arriving must be complete, else :class:`FrameTimeoutError` and the
+      connection is closed (``None``: no limit).
+    """
+
+    def __init__(
+        self,
+        *,
+        message_type: Any = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        strict: bool = False,
+        zero_copy: bool = False,
+        read_high_water: int = DEFAULT_READ_HIGH_WATER,
+        read_low_water: int | None = None,
+        write_high_water: int | None = None,
+        write_low_water: int | None = None,
+        frame_timeout: float | None = None,
+        client_connected_cb: Callable[[FramedReader[Any], FramedWriter], Any] | None = None,
+    ) -> None:
+        if read_low_water is None:
+            read_low_water = read_high_water // 4
+        if not 0 <= read_low_water <= read_high_water:
+            raise ValueError(
+                f"need 0 <= read_low_water ({read_low_water}) <= "
+                f"read_high_water ({read_high_water})"
+            )
+        if frame_timeout is not None and not frame_timeout > 0:
+            raise ValueError(f"frame_timeout must be positive, got {frame_timeout}")
+        self._decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type)
+        self._max_frame_size = max_frame_size
+        self._read_high = read_high_water
+        self._read_low = read_low_water
+        self._write_limits = (write_high_water, write_low_water)
+        self._frame_timeout = frame_timeout
+        self._client_connected_cb = client_connected_cb
+        self.reader: FramedReader[Any] = FramedReader(
+            self._decoder, self, copy=message_type is None and not zero_copy
+        )
+        self.reader._notify = frame_timeout is not None  # and while reading is paused
+        self._writer: FramedWriter | None = None
+        self._transport: asyncio.Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Future[Any] | None = None
+        # reading
+        self._waiter: asyncio.Future[None] | None = None
+        self._reading_paused = False
+        self._ended = False  # no more bytes will be decoded
+        self._clean_end = False  # ... and the stream ended at a frame boundary
+        self._error: BaseException | None = None  # raised once the buffered frames are read
+        self._timer: asyncio.TimerHandle | None = None
+        self._scratch: bytearray | None = None
+        # writing
+        self._write_paused = False
+        self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._lost = False
+        self._closed: asyncio.Future[None] | None = None
+
+    @property
+    def writer(self) -> FramedWriter:
+        if self._writer is None:
+            raise RuntimeError("not connected yet")
+        return self._writer
+
+    # --- asyncio callbacks ---
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport = cast(asyncio.Transport, transport)
+        self._loop = loop = asyncio.get_running_loop()
+        self._closed = loop.create_future()
+        high, low = self._write_limits
+        if high is not None or low is not None:
+            transport.set_write_buffer_limits(high, low)
+        self._writer = FramedWriter(transport, self, max_frame_size=self._max_frame_size)
+        self._writer._may_wait = False
+        callback = self._client_connected_cb
+        if callback is not None:
+            result = callback(self.reader, self._writer)
+            if asyncio.iscoroutine(result):
+                self._task = loop.create_task(result)
+                self._task.add_done_callback(self._callback_done)
+
+    def _callback_done(self, task: asyncio.Future[Any]) -> None:
+        self._task = None
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and self._loop is not None:
+            self._loop.call_exception_handler(
+                {
+                    "message": "Unhandled exception in client_connected_cb",
+                    "exception": exc,
+                    "transport": self._transport,
+                    "protocol": self,
+                }
+            )
+            self._close_connection()
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._ended:  # only if the transport reads on after close(): discard
+            if self._scratch is None:
+                self._scratch = bytearray(4096)
+            return memoryview(self._scratch)
+        return self._decoder.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._ended:
+            return
+        decoder = self._decoder
+        try:
+            decoder.buffer_updated(nbytes)
+        except DecodeError:  # poisoned: next_frame() raises it after the frames before
+            self._abort_reading()
+            return
+        if decoder.frame_in_progress:
+            if self._frame_timeout is not None and self._timer is None:
+                self._start_timer()
+            return
+        # The next frame is complete.
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        if decoder.buffered >= self._read_high and not self._reading_paused:
+            assert self._transport is not None
+            self._reading_paused = True
+            self.reader._notify = True
+            self._transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        self._end(None)
+        # Keep the transport open for writing (half-close), as StreamReaderProtocol
+        # does, unless the stream was cut inside a frame or runs over TLS.
+        assert self._transport is not None
+        if self._clean_end and self._transport.get_extra_info("sslcontext") is None:
+            return True
+        if self._writer is not None:
+            self._writer._connection_closing()  # the transport closes itself
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end(exc)
+        self._lost = True
+        if self._writer is not None:
+            self._writer._connection_closing()
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                if exc is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(ConnectionResetError("connection lost"))
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        if self._writer is not None:
+            self._writer._may_wait = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if self._writer is not None:
+            self._writer._may_wait = False
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    # --- reading ---
+
+    def _end(self, exc: BaseException | None) -> None:
+        """No more bytes will come: check the decoder's end, wake the reader."""
+        if not self._ended:
+            self._ended = True
+            if exc is not None:
+                self._error = exc
+            else:
+                try:
+                    self._decoder.feed_eof()
+                except DecodeError:  # truncated: next_frame() raises it after the frames
+                    pass
+                else:
+                    self._clean_end = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _abort_reading(self) -> None:
+        """The decoder is poisoned: stop reading and close the connection."""
+        self._ended = True
+        self._close_connection()
+        self._end(None)
+
+    async def _wait_readable(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._ended:
+            raise EOFError("end of stream")
+        if self._waiter is not None:
+            raise RuntimeError("recv() called while another task is already waiting in recv()")
+        if self._reading_paused:  # not reached in practice: pausing needs a complete frame
+            self._resume_reading()
+        assert self._loop is not None
+        self._waiter = waiter = self._loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _frame_taken(self) -> None:
+        if self._reading_paused:
+            decoder = self._decoder
+            if decoder.buffered <= self._read_low or decoder.frame_in_progress:
+                self._resume_reading()
+        if (
+            self._frame_timeout is not None
+            and self._timer is None
+            and not self._ended
+            and self._decoder.frame_in_progress
+        ):
+            self._start_timer()
+
+    def _resume_reading(self) -> None:
+        self._reading_paused = False
+        self.reader._notify = self._frame_timeout is not None
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.resume_reading()
+
+    def _start_timer(self) -> None:
+        assert self._loop is not None and self._frame_timeout is not None
+        self._timer = self._loop.call_later(self._frame_timeout, self._frame_timed_out)
+
+    def _frame_timed_out(self) -> None:
+        self._timer = None
+        if self._ended or not self._decoder.frame_in_progress:
+            return
+        assert self._frame_timeout is not None
+        self._end(FrameTimeoutError(self._frame_timeout))
+        self._close_connection()
+
+    def _close_connection(self) -> None:
+        """Close the transport (it still sends what it holds); later sends are refused."""
+        if self._writer is not None:
+            self._writer._connection_closing()
+        if self._transport is not None:
+            self._transport.close()
+
+    # --- writing (the _Flow of self.writer) ---
+
+    async def _wait_writable(self) -> None:
+        if self._lost:
+            raise ConnectionResetError("connection lost")
+        if not self._write_paused:
+            return
+        assert self._loop is not None
+        waiter = self._loop.create_future()
+        self._drain_waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            self._drain_waiters.remove(waiter)
+
+    def _close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    async def _wait_closed(self) -> None:
+        if self._closed is not None:
+            await asyncio.shield(self._closed)
+
+
+# --- helpers ------------------------------------------------------------------
+
+
+def _split_options(kwds: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    ours = {name: kwds.pop(name) for name in list(kwds) if name in _PROTOCOL_OPTIONS}
+    return ours, kwds
+
+
+@overload
+async def open_connection(
+    host: str | None = None,
+    port: int | str | None = None,
+    *,
+    message_type: type[M],
+    **kwds: Any,
+) -> tuple[FramedReader[M], FramedWriter]: ...
+@overload
+async def open_connection(
+    host: str | None = None,
+    port: int | str | None = None,
+    *,
+    message_type: None = None,
+    **kwds: Any,
+) -> tuple[FramedReader[Any], FramedWriter]: ...
+async def open_connection(
+    host: str | None = None,
+    port: int | str | None = None,
+    *,
+    message_type: Any = None,
+    **kwds: Any,
+) -> tuple[FramedReader[Any], FramedWriter]:
+    """Connect over TCP; return ``(reader, writer)``.
+
+    Keyword arguments are :class:`FramedProtocol`'s options; the rest
+    (``ssl``, ``local_addr``, ...) go to ``loop.create_connection``.
+    """
+    options, loop_kwds = _split_options(kwds)
+    loop = asyncio.get_running_loop()
+    # host and port may be None with sock=...; typeshed's overloads say otherwise.
+    _, protocol = await loop.create_connection(
+        lambda: FramedProtocol(message_type=message_type, **options),
+        host,  # type: ignore[arg-type]
+        port,  # type: ignore[arg-type]
+        **loop_kwds,
+    )
+    return protocol.reader, protocol.writer
+
+
+@overload
+async def open_unix_connection(
+    path: str | None = None, *, message_type: type[M], **kwds: Any
+) -> tuple[FramedReader[M], FramedWriter]: ...
+@overload
+async def open_unix_connection(
+    path: str | None = None, *, message_type: None = None, **kwds: Any
+) -> tuple[FramedReader[Any], FramedWriter]: ...
+async def open_unix_connection(
+    path: str | None = None, *, message_type: Any = None, **kwds: Any
+) -> tuple[FramedReader[Any], FramedWriter]:
+    """Connect to a Unix socket; like :func:`open_connection`."""
+    options, loop_kwds = _split_options(kwds)
+    loop = asyncio.get_running_loop()
+    _, protocol = await loop.create_unix_connection(
+        lambda: FramedProtocol(message_type=message_type, **options), path, **loop_kwds
+    )
+    return protocol.reader, protocol.writer
+
+
+Handler = Callable[[FramedReader[M], FramedWriter], Awaitable[None] | None]
+
+
+@overload
+async def start_server(
+    handler: Handler[M],
+    host: str | None = None,
+    port: int | str | None = None,
+    *,
+    message_type: type[M],
+    **kwds: Any,
+) -> asyncio.Server: ...
+@overload
+async def start_server(
+    handler: Handler[Any],
+    host: str | None = None,
+    port: int | str | None = None,
+    *,
+    message_type: None = None,
+    **kwds: Any,
+) -> asyncio.Server: ...
+async def start_server(
+    handler: Handler[Any],
+    host: str | None = None,
+    port: int | str | None = None,
+    *,
+    message_type: Any = None,
+    **kwds: Any,
+) -> asyncio.Server:
+    """Serve TCP: ``handler(reader, writer)`` runs for each connection, as with asyncio.
+
+    Keyword arguments are :class:`FramedProtocol`'s options; the rest
+    (``ssl``, ``backlog``, ``reuse_port``, ...) go to ``loop.create_server``.
+    """
+    options, loop_kwds = _split_options(kwds)
+    loop = asyncio.get_running_loop()
+    return await loop.create_server(
+        lambda: FramedProtocol(message_type=message_type, client_connected_cb=handler, **options),
+        host,
+        port,  # type: ignore[arg-type]  # a service name is accepted too
+        **loop_kwds,
+    )
+
+
+@overload
+async def start_unix_server(
+    handler: Handler[M], path: str | None = None, *, message_type: type[M], **kwds: Any
+) -> asyncio.Server: ...
+@overload
+async def start_unix_server(
+    handler: Handler[Any], path: str | None = None, *, message_type: None = None, **kwds: Any
+) -> asyncio.Server: ...
+async def start_unix_server(
+    handler: Handler[Any], path: str | None = None, *, message_type: Any = None, **kwds: Any
+) -> asyncio.Server:
+    """Serve a Unix socket; like :func:`start_server`."""
+    options, loop_kwds = _split_options(kwds)
+    loop = asyncio.get_running_loop()
+    return await loop.create_unix_server(
+        lambda: FramedProtocol(message_type=message_type, client_connected_cb=handler, **options),
+        path,
+        **loop_kwds,
+    )

@@ -31,6 +31,7 @@ cdef Py_ssize_t write_le(unsigned char *out, Py_ssize_t pos, uint64_t value,
                           Py_ssize_t width) noexcept nogil
 
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1
+cdef Py_ssize_t position(object offset) except -1
 
 @cython.locals(view=Py_buffer, start=Py_ssize_t)
 cpdef Py_ssize_t _store(uint64_t value, object buffer, object offset, Py_ssize_t width) except -1

@@ -45,6 +45,7 @@ MAX_LEN = 10  # protobuf: ceil(64 / 7) bytes
 STRICT_MAX_LEN = 9  # multiformats unsigned-varint: 63 bits
 _MAX_LEN = MAX_LEN  # C copies of the public constants (cdef names cannot be imported)
 _STRICT_MAX_LEN = STRICT_MAX_LEN
+_MAX_OFFSET = sys.maxsize  # larger offsets are past the end of every buffer
 
 # Value ranges, as Python ints (half-open: low <= value < high).
 _UINT32 = (0, 2**32)
@@ -153,10 +154,10 @@ def position(offset: object) -> int:
     check that follows raises the usual codec error instead of an
     ``OverflowError``.
     """
-    number = operator.index(offset)  # type: ignore[arg-type]
+    number = offset if type(offset) is int else operator.index(offset)  # type: ignore[arg-type]
     if number < 0:
         raise ValueError(f"offset must not be negative, got {number}")
-    return min(number, sys.maxsize)
+    return number if number <= _MAX_OFFSET else _MAX_OFFSET
 
 
 def acquire(buffer: object, view: object, flags: int) -> None:

@@ -351,12 +351,14 @@ def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
         return 1 if _truth(field, plan, value) else 0
     if kind in (INT64, SFIXED64):
         return _twos(_signed_of(field, plan, value, 64))
+    # Zigzag shifts the unsigned pattern: shifting a negative signed value left is
+    # undefined behaviour in C (UBSan caught it).
     if kind == SINT64:
         number = _signed_of(field, plan, value, 64)
-        return _twos((number << 1) ^ (number >> 63))
+        return ((_twos(number) << 1) ^ _twos(number >> 63)) & _MASK64
     number = _signed_of(field, plan, value, 32)
     if kind == SINT32:
-        return ((number << 1) ^ (number >> 31)) & _MASK32
+        return ((_twos(number) << 1) ^ _twos(number >> 31)) & _MASK32
     if kind == SFIXED32:
         return number & _MASK32
     return _twos(number)  # INT32, ENUM: negative values take 10 bytes
@@ -897,8 +899,9 @@ def _decode_field(
         return -1
     if field.kind == GROUP or field.kind == MESSAGE:
         existing = None if field.repeated else values[slot]
-        sub = new_struct(field.message) if existing is None else existing  # type: ignore[arg-type]
-        state.spend(1, state.base + pos)
+        sub = existing
+        if sub is None:
+            sub = _new_part(field.message, state, pos)  # type: ignore[arg-type]
         if field.kind == GROUP:
             after = decode_message(
                 field.message,  # type: ignore[arg-type]
@@ -1123,10 +1126,40 @@ def _decode_entry(
         state.rejected_entry = encode(entry)
         return False
     key, value = entry._values[0], entry._values[1]
-    if value is None and field.map_value.message is not None:  # type: ignore[union-attr]
-        value = new_struct(field.map_value.message)  # type: ignore[union-attr]
+    if key is None:  # proto2 entries may leave out their key or value: zero values, as upb
+        key = _zero(field.map_key)  # type: ignore[arg-type]
+    if value is None:
+        value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+        if value_field.message is None:
+            value = _zero(value_field)
+        else:
+            value = _new_part(value_field.message, state, pos)
     mapping[key] = value
     return True
+
+
+def _zero(field: FieldPlan) -> Any:
+    """The zero value of a scalar, string or bytes field."""
+    kind = field.kind
+    if kind == STRING:
+        return ""
+    if kind == BYTES:
+        return b""
+    if kind == BOOL:
+        return False
+    if kind in (FLOAT, DOUBLE):
+        return 0.0
+    return 0
+
+
+def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
+    """A new sub-message struct, charged to the element budget with its fresh containers.
+
+    A few wire bytes (an empty sub-message, a map entry without its value)
+    make a whole struct, so its lists and dicts count too.
+    """
+    state.spend(1 + len(plan.containers), state.base + pos)
+    return new_struct(plan)
 
 
 def decode(

@@ -978,11 +978,13 @@ def test_writer_life_cycle(run: Run, tcp: Net) -> None:
 
 def test_send_after_peer_reset(run: Run, tcp: Net) -> None:
     def reset(sock: socket.socket) -> None:
+        sock.recv(1)  # reset only once the client's connect has completed
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
 
     async def body() -> None:
         peer = Peer.accepting(tcp.listen(), reset)
         reader, writer = await tcp.connect()
+        writer.send(b"")  # one byte on the wire: the empty frame's prefix
         await peer.outcome()
         with pytest.raises((EOFError, ConnectionResetError)):
             await reader.recv()

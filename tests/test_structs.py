@@ -1466,3 +1466,28 @@ def test_stray_closed_enum_value_keeps_its_full_varint(numpy: bool) -> None:
     expected = legacy_pb2.Record.FromString(data).SerializePartialToString(deterministic=True)
     assert codec.encode(decoded) == expected
     assert codec.unknown_fields(decoded) == bytes.fromhex("c00100c001ffffffffffffffff01")
+
+
+def test_proto2_map_entry_without_key_or_value_reads_zero_values() -> None:
+    """Found by fuzzing (SECURITY.md K3): upb reads a left-out key or value as its zero value."""
+    data = bytes.fromhex("08 01 12 00 92 03 00")
+    decoded = codec.decode(codec.struct(legacy_pb2.Record), data)
+    expected = legacy_pb2.Record.FromString(data).SerializePartialToString(deterministic=True)
+    assert codec.encode(decoded) == expected
+
+
+def test_valueless_map_entries_are_charged_for_the_structs_they_make() -> None:
+    """Found by fuzzing (SECURITY.md A1): a 9-byte map entry with no value makes a whole
+    AllTypes struct with dozens of fresh containers; the element budget counts them, so
+    1 MiB of such entries is refused instead of growing to gigabytes."""
+    cls = codec.struct(everything_pb2.AllTypes)
+    field = everything_pb2.AllTypes.DESCRIPTOR.fields_by_name["m_string_self"]
+    entries = bytearray()
+    key = 0
+    while len(entries) < 1024 * 1024:
+        name = str(key).encode()
+        entry = b"\x0a" + bytes([len(name)]) + name
+        entries += _VarintBytes(field.number << 3 | 2) + bytes([len(entry)]) + entry
+        key += 1
+    with pytest.raises(codec.DecodeError, match="max_elements"):
+        codec.decode(cls, bytes(entries))

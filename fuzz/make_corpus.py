@@ -2,8 +2,11 @@
 
 Seeds: valid frames and varints, every catalogue vector V1-V4 and F1-F5
 (``reliability_anchors.md`` sections 1.1 and 1.2) and an empty input, wrapped
-in each target's input layout (see the target's docstring). Every seed is
-run through the target's ``check()`` before it is written.
+in each target's input layout (see the target's docstring); for the wire and
+struct targets, valid messages of each root type and the catalogue rows T1-T4,
+S1-S5, P1-P6 and P8 (section 1.3-1.5); for the round trip and buffer lifetime
+targets, a few builder choices and operation programs. Every seed is run
+through the target's ``check()`` before it is written.
 
 Usage: ``python fuzz/make_corpus.py [--check]``. With ``--check`` nothing is
 written; the exit status says whether the corpora on disk are up to date
@@ -19,7 +22,21 @@ HERE = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: make ``fuzz.*`` importable
     sys.path.insert(0, str(HERE.parent))
 
-from fuzz import fuzz_frame_decoder, fuzz_varint  # noqa: E402
+from fuzz import (  # noqa: E402
+    fuzz_buffer_lifetime,
+    fuzz_differential,
+    fuzz_frame_decoder,
+    fuzz_roundtrip,
+    fuzz_struct_decode,
+    fuzz_varint,
+    fuzz_wire_reader,
+)
+from fuzz._seeds import (  # noqa: E402
+    LIFETIME_SEEDS,
+    ROUNDTRIP_SEEDS,
+    STRUCT_MESSAGES,
+    WIRE_MESSAGES,
+)
 
 # Catalogue vectors, by id (bytes as in the catalogue).
 VECTORS: dict[str, bytes] = {
@@ -74,9 +91,41 @@ FRAME_SEEDS: dict[str, bytes] = {
     "frames-then-eof-in-prefix": _make(_FRAMES + bytes.fromhex("8080"), chunk_sizes=(5, 1)),
 }
 
+_wire = fuzz_wire_reader.make_input
+WIRE_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{name: _wire(message) for name, message in WIRE_MESSAGES.items()},
+    "valid-depth-1": _wire(WIRE_MESSAGES["valid-nested"], max_depth=1, kind="int32"),
+    "valid-depth-0-groups": _wire(WIRE_MESSAGES["valid-groups"], max_depth=0),
+    "valid-bytearray": _wire(WIRE_MESSAGES["valid-every-type"], source=1, kind="fixed32"),
+    "valid-offset-view": _wire(WIRE_MESSAGES["valid-every-type"], source=4, kind="double"),
+    "valid-u16-view": _wire(WIRE_MESSAGES["valid-packed"], source=5, kind="sint64"),
+}
+
+STRUCT_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{
+        name: fuzz_struct_decode.make_input(message, root, options)
+        for name, (root, options, message) in STRUCT_MESSAGES.items()
+    },
+}
+
+DIFFERENTIAL_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{
+        name: fuzz_differential.make_input(message, root)
+        for name, (root, _, message) in STRUCT_MESSAGES.items()
+    },
+}
+
 CORPORA = {
     "fuzz_varint": (VARINT_SEEDS, fuzz_varint.check),
     "fuzz_frame_decoder": (FRAME_SEEDS, fuzz_frame_decoder.check),
+    "fuzz_wire_reader": (WIRE_SEEDS, fuzz_wire_reader.check),
+    "fuzz_struct_decode": (STRUCT_SEEDS, fuzz_struct_decode.check),
+    "fuzz_differential": (DIFFERENTIAL_SEEDS, fuzz_differential.check),
+    "fuzz_roundtrip": (ROUNDTRIP_SEEDS, fuzz_roundtrip.check),
+    "fuzz_buffer_lifetime": (LIFETIME_SEEDS, fuzz_buffer_lifetime.check),
 }
 
 

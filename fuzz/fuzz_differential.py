@@ -1,0 +1,243 @@
+"""Fuzz target: struct decode against upb (google.protobuf), modulo the documented divergences.
+
+Input layout: ``data[0]`` picks the message type as in ``fuzz_struct_decode.py``
+(below 128: ``ROOTS[data[0] % len(ROOTS)]``, else ``CLASSES[data[0] % len(CLASSES)]``
+of ``fuzz/_schemas.py``); ``data[1:]`` is the message.
+
+Properties checked by :func:`check` (see ``fuzz/README.md``); :func:`verdict`
+returns which case an input fell in (used for the agreement figures):
+
+* codec raises nothing but :class:`codec.DecodeError` subclasses, with an offset;
+* **same accept/reject**: codec accepts exactly when upb's ``FromString``
+  accepts, except for the intended divergences below, which are recognised
+  and named (every other difference is a finding);
+* **same content**: when both accept, ``codec.encode`` of codec's struct equals
+  upb's ``SerializePartialToString(deterministic=True)`` byte for byte (fields,
+  values, map entries, unknown fields and their order).
+
+Intended divergences (``tests/test_structs_differential.py`` tests each one):
+
+1. a 10-byte varint value whose 10th byte is > 1: upb drops the extra bits,
+   codec rejects (``VarintError``; ``reliability_anchors.md`` V3);
+2. invalid UTF-8 in a proto2 ``string``: upb keeps bytes, codec may reject;
+3. float32 signalling NaNs come out quieted (a Python float cannot hold them);
+4. field number 0 in a message type with no fields: upb keeps it as unknown,
+   codec rejects it everywhere (catalogue T1).
+
+Run: ``python fuzz/fuzz_differential.py [libFuzzer flags] [corpus dirs]``. The
+oracle is whichever google.protobuf backend is loaded (upb unless
+``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION`` says otherwise); the divergences
+above were established against upb.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+if __name__ == "__main__":
+    import atheris
+
+    with atheris.instrument_imports(include=["codec"]):
+        import codec
+else:
+    import codec
+
+from google.protobuf.descriptor import FieldDescriptor as FD
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+
+try:
+    from fuzz import _known, _schemas
+except ImportError:  # run as ``python fuzz/fuzz_differential.py``: fuzz/ is sys.path[0]
+    import _known  # type: ignore[no-redef]
+    import _schemas  # type: ignore[no-redef]
+
+ROOTS = [_schemas.by_name(name) for name in _schemas.ROOTS]
+MESSAGE_TYPES = (FD.TYPE_MESSAGE, FD.TYPE_GROUP)
+
+
+def pick(data: bytes) -> tuple[Any, bytes]:
+    """``(google.protobuf class, message)`` of a fuzz input."""
+    which = data[0] if data else 0
+    if which < 128:
+        return ROOTS[which % len(ROOTS)], bytes(data[1:])
+    return _schemas.CLASSES[which % len(_schemas.CLASSES)][1], bytes(data[1:])
+
+
+def make_input(message: bytes, root: int = 0) -> bytes:
+    """The fuzz input that reads ``message`` as ``ROOTS[root]`` (for seed corpora)."""
+    return bytes([root]) + message
+
+
+# --- detectors of the intended divergences ------------------------------------------------
+
+
+def _is_map(field: Any) -> bool:
+    return bool(
+        field.type == FD.TYPE_MESSAGE
+        and field.is_repeated
+        and field.message_type.GetOptions().map_entry
+    )
+
+
+def _walk(message: Any) -> Any:
+    """Every (field, value) set in a google.protobuf message, recursively."""
+    for field, value in message.ListFields():
+        if _is_map(field):
+            key_field = field.message_type.fields_by_name["key"]
+            value_field = field.message_type.fields_by_name["value"]
+            for key, item in value.items():
+                yield key_field, key
+                if value_field.type in MESSAGE_TYPES:
+                    yield from _walk(item)
+                else:
+                    yield value_field, item
+        elif field.type in MESSAGE_TYPES:
+            for item in value if field.is_repeated else [value]:
+                yield from _walk(item)
+        else:
+            for item in value if field.is_repeated else [value]:
+                yield field, item
+
+
+def is_varint_overflow(data: bytes, error: codec.DecodeError) -> bool:
+    """Divergence 1: a VarintError at a 10-byte varint whose last byte is > 1."""
+    if not isinstance(error, codec.VarintError) or error.offset is None:
+        return False
+    varint = data[error.offset : error.offset + 10]
+    return len(varint) == 10 and all(b & 0x80 for b in varint[:9]) and varint[9] > 1
+
+
+def has_proto2_invalid_utf8(expected: Any) -> bool:
+    """Divergence 2: upb returned ``bytes`` for a string field.
+
+    A proto2 map key that is not UTF-8 cannot even be iterated (upb's map raises
+    UnicodeDecodeError): that counts too.
+    """
+    try:
+        return any(
+            field.type == FD.TYPE_STRING and isinstance(v, bytes) for field, v in _walk(expected)
+        )
+    except UnicodeDecodeError:
+        return True
+
+
+def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
+    """Divergence 4: a WireFormatError at a tag of field number 0."""
+    if not isinstance(error, codec.WireFormatError) or error.offset is None:
+        return False
+    value = shift = 0
+    for byte in data[error.offset : error.offset + 5]:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value >> 3 == 0
+    return False
+
+
+def _quiet_floats(message: Any) -> None:
+    """Divergence 3: store every float32 value back through a Python float."""
+    for field, value in message.ListFields():
+        if _is_map(field):
+            value_field = field.message_type.fields_by_name["value"]
+            if value_field.type in MESSAGE_TYPES:
+                for item in value.values():
+                    _quiet_floats(item)
+            elif value_field.type == FD.TYPE_FLOAT:
+                for key in list(value):
+                    value[key] = value[key]
+        elif field.type in MESSAGE_TYPES:
+            for item in value if field.is_repeated else [value]:
+                _quiet_floats(item)
+        elif field.type == FD.TYPE_FLOAT:
+            if field.is_repeated:
+                value[:] = list(value)
+            else:
+                setattr(message, field.name, value)
+
+
+def _has_nan(message: Any) -> bool:
+    try:
+        return any(isinstance(v, float) and math.isnan(v) for _, v in _walk(message))
+    except UnicodeDecodeError:  # a proto2 map key that is not UTF-8 (see divergence 2)
+        return False
+
+
+def _deterministic(message: Any) -> bytes:
+    return message.SerializePartialToString(deterministic=True)  # type: ignore[no-any-return]
+
+
+# --- the comparison -----------------------------------------------------------------------------
+
+
+def verdict(data: bytes) -> str:
+    """Decode with upb and codec; return the verdict, or raise AssertionError on a finding."""
+    cls, message = pick(data)
+    try:
+        expected = cls.FromString(message)
+    except ProtobufDecodeError:
+        expected = None
+    struct = codec.struct(cls)
+    try:
+        decoded = codec.decode(struct, message)
+        error = None
+    except codec.DecodeError as exc:
+        decoded, error = None, exc
+    name = cls.DESCRIPTOR.full_name
+    where = f"{name} <- {message.hex()}"
+    if error is not None:
+        assert isinstance(error.offset, int) and 0 <= error.offset <= len(message), repr(error)
+        if expected is None:
+            return "both reject"
+        if is_varint_overflow(message, error):
+            return "divergence 1: varint overflow"
+        if has_proto2_invalid_utf8(expected):
+            return "divergence 2: proto2 invalid UTF-8"
+        if is_field_zero(message, error):
+            return "divergence 4: field 0 in a message without fields"
+        raise AssertionError(f"codec rejects what upb accepts: {error!r}: {where}")
+    if expected is None and _known.overlong_length(message) and _known.tolerated("K2"):
+        return "known finding K2"
+    assert expected is not None, f"codec accepts what upb rejects: {where}"
+    upb_bytes = _deterministic(expected)
+    try:
+        codec_bytes = codec.encode(decoded)
+    except codec.EncodeError:
+        if _known.map_none_entries(decoded) and _known.tolerated("K3"):
+            return "known finding K3"
+        raise
+    if codec_bytes == upb_bytes:
+        return "both accept, same content"
+    if _has_nan(expected):
+        quieted = cls()
+        quieted.CopyFrom(expected)
+        _quiet_floats(quieted)
+        if codec_bytes == _deterministic(quieted):
+            return "divergence 3: float32 signalling NaN"
+    k1 = _known.undeclared_closed_enum(decoded) or _known.closed_enum_in_unknown(decoded)
+    if k1 and _known.tolerated("K1"):
+        return "known finding K1"
+    raise AssertionError(
+        f"codec and upb read different content: {where}\n"
+        f"  codec re-encodes {codec_bytes.hex()}\n"
+        f"  upb re-encodes   {upb_bytes.hex()}"
+    )
+
+
+def check(data: bytes) -> None:
+    """The property: raises AssertionError (or any non-DecodeError) on a finding."""
+    verdict(bytes(data))
+
+
+def main() -> None:
+    """libFuzzer entry point (only when run as a script)."""
+    try:
+        from fuzz._harness import run
+    except ImportError:  # run as ``python fuzz/fuzz_differential.py``: fuzz/ is sys.path[0]
+        from _harness import run
+
+    run(atheris, check)
+
+
+if __name__ == "__main__":
+    main()

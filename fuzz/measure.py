@@ -1,0 +1,565 @@
+"""Measure the robustness figures quoted in SECURITY.md (each printed with what it measured).
+
+Usage::
+
+    python fuzz/measure.py [figure ...] [--corpus DIR ...] [--inputs N]
+    CODEC_PURE_PYTHON=1 python fuzz/measure.py depth      # the uncompiled build
+
+Figures (``reliability_anchors.md`` §5; all by default, in this order):
+
+* ``split`` (D3): every stream of the frame decoder's corpora decoded whole,
+  one byte at a time, at every 2-way split and in 100 random chunkings, via
+  ``feed()`` and via ``get_buffer()``: runs and divergences from the whole run.
+* ``memory`` (D5): tracemalloc peak and RSS growth after feeding only a hostile
+  length prefix, the time from the last prefix byte to the refusal, and 1,000
+  stalled decoders each holding a 4 MiB prefix and 100 body bytes.
+* ``amplification`` (D6): bytes allocated by ``codec.decode`` per wire byte for
+  the adversarial generators of P8 (64 KiB inputs), the worst one, and what the
+  ``max_elements`` budget lets one 4 MiB frame cost.
+* ``depth`` (D7): time to reject 100,000 nested messages / group starts through
+  each message API (median of 5), and the smallest Python recursion limit with
+  which each still rejects with ``DepthLimitError``.
+* ``differential`` (D9): ``fuzz_differential.verdict`` over the differential
+  corpora plus N mutations of valid encodings (``--inputs``, default 20,000):
+  accept/reject agreement, content agreement, divergences by kind.
+* ``heap`` (D11): the allocation figures of the zero-allocation claims, measured
+  as ``tests/test_heap.py`` measures them (warm-up, ``gc.collect()``, tracemalloc).
+* ``slow`` (D8): the worst decode time per input byte over the struct and
+  differential corpora.
+
+``--corpus`` adds corpus directories (e.g. the ones a long fuzzing session grew);
+each figure reads the directories named after its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import random
+import resource
+import statistics
+import sys
+import time
+import tracemalloc
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import codec  # noqa: E402
+from fuzz import _schemas, fuzz_differential, fuzz_frame_decoder  # noqa: E402
+
+E = _schemas.schemas.everything_pb2
+L = _schemas.schemas.legacy_pb2
+KiB = 1024
+MiB = 1024 * KiB
+
+
+def _inputs(target: str, extra: list[Path]) -> list[bytes]:
+    """The files of ``fuzz/corpus/<target>`` and of the extra directories meant for it.
+
+    An extra directory counts when it has a ``<target>`` subdirectory (a parent
+    of several corpora) or when its own name contains the target's name.
+    """
+    dirs = [HERE / "corpus" / target]
+    for directory in extra:
+        if (directory / target).is_dir():
+            dirs.append(directory / target)
+        elif target in directory.name:
+            dirs.append(directory)
+    found: dict[bytes, None] = {}
+    for directory in dirs:
+        if directory.is_dir():
+            for path in sorted(directory.iterdir()):
+                if path.is_file():
+                    found[path.read_bytes()] = None
+    return list(found)
+
+
+def _peak(action: Callable[[], object]) -> int:
+    action()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        action()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def _rss_kib() -> int:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * 4
+
+
+# --- D3 --------------------------------------------------------------------------------------
+
+
+def split(extra: list[Path], _: int) -> None:
+    rng = random.Random(0)
+    files = _inputs("fuzz_frame_decoder", extra)
+    runs = divergences = streams = 0
+    for data in files:
+        flags = data[0] if data else 0
+        count = data[1] % fuzz_frame_decoder.MAX_CHUNK_SIZES if len(data) > 1 else 0
+        stream = data[2 + count :]
+        if len(stream) > 4096:
+            continue
+        streams += 1
+        strict = bool(flags & fuzz_frame_decoder.STRICT)
+        limit = fuzz_frame_decoder.LIMITS[(flags >> 1) & 3]
+        cuts: list[list[int]] = [[len(stream)], [1] * len(stream)]
+        cuts += [[i, len(stream) - i] for i in range(len(stream) + 1)]
+        for _ in range(100):
+            sizes, left = [], len(stream)
+            while left > 0:
+                sizes.append(rng.randint(0, min(left, 64)))
+                left -= sizes[-1]
+            cuts.append(sizes)
+        whole = None
+        for sizes in cuts:
+            chunks = []
+            pos = 0
+            for size in sizes:
+                chunks.append(stream[pos : pos + size])
+                pos += size
+            for use_feed in (True, False):
+                outcome = fuzz_frame_decoder._run(
+                    iter(chunks), lambda _, f=use_feed: f, limit, strict, False, False
+                )
+                runs += 1
+                if whole is None:
+                    whole = outcome
+                elif outcome != whole:
+                    divergences += 1
+    print(
+        f"D3 split invariance: {streams} streams ({len(files)} corpus files), {runs:,} runs "
+        "(whole, byte at a time, every 2-way split, 100 random chunkings; feed and "
+        f"get_buffer), {divergences} divergences"
+    )
+
+
+# --- D5 --------------------------------------------------------------------------------------
+
+PREFIXES = {
+    "2**63-1": bytes.fromhex("ff" * 8 + "7f"),
+    "0xffffffff": bytes.fromhex("ff ff ff ff 0f"),
+    "max_frame+1": codec.varint.encode(4 * MiB + 1),
+    "2**32": bytes.fromhex("80 80 80 80 10"),
+}
+
+
+def memory(extra: list[Path], _: int) -> None:
+    for name, prefix in PREFIXES.items():
+
+        def refuse(prefix: bytes = prefix) -> None:
+            decoder = codec.FrameDecoder()
+            try:
+                decoder.feed(prefix)
+            except codec.FrameTooLargeError:
+                return
+            raise AssertionError("accepted")
+
+        peak = _peak(refuse)
+        decoders = [codec.FrameDecoder() for _ in range(10_000)]
+        for decoder in decoders[:100]:  # warm up
+            decoder.feed(prefix[:-1])
+        times = []
+        for decoder in decoders[100:]:
+            decoder.feed(prefix[:-1])
+            start = time.perf_counter_ns()
+            try:
+                decoder.feed(prefix[-1:])
+            except codec.FrameTooLargeError:
+                times.append(time.perf_counter_ns() - start)
+        print(
+            f"D5 prefix {name}: tracemalloc peak {peak} B; refused "
+            f"{statistics.median(times) / 1000:.1f} us (median) after its last byte"
+        )
+    # Accepted prefixes: max_frame with no body, and 1,000 stalled decoders.
+    peak = _peak(lambda: codec.FrameDecoder().feed(codec.varint.encode(4 * MiB)))
+    gc.collect()
+    rss_before = _rss_kib()
+    tracemalloc.start()
+    stalled = []
+    for _ in range(1000):
+        decoder = codec.FrameDecoder()
+        decoder.feed(codec.varint.encode(4 * MiB) + b"x" * 100)
+        stalled.append(decoder)
+    traced = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    rss = _rss_kib() - rss_before
+    assert all(d.frame_in_progress for d in stalled)
+    print(
+        f"D5 max_frame prefix, no body: peak {peak} B; 1,000 stalled decoders (4 MiB "
+        f"declared, 100 B received each): {traced / 1000:.0f} B traced per decoder, "
+        f"RSS +{rss} KiB in all"
+    )
+
+
+# --- D6 --------------------------------------------------------------------------------------
+
+
+def _tag(number: int, wire: int) -> bytes:
+    return codec.varint.encode(number << 3 | wire)
+
+
+def _generators() -> dict[str, tuple[Any, Callable[[int], bytes]]]:
+    v = codec.varint.encode
+
+    def packed(n: int) -> bytes:
+        return b"\x0a" + v(n) + b"\x01" * n
+
+    def keyed(field: int, extra: bytes = b"") -> Callable[[int], bytes]:
+        def make(n: int) -> bytes:
+            out = bytearray()
+            i = 0
+            while len(out) < n:
+                if field == 104:  # a string key
+                    key = str(i).encode()
+                    entry = b"\x0a" + v(len(key)) + key
+                else:
+                    entry = b"\x08" + v(i) + extra
+                out += _tag(field, 2) + v(len(entry)) + entry
+                i += 1
+            return bytes(out)
+
+        return make
+
+    def repeat(unit: bytes) -> Callable[[int], bytes]:
+        return lambda n: unit * (n // len(unit))
+
+    return {
+        "packed bools (CatPackedBool)": (E.CatPackedBool, packed),
+        "empty sub-messages (CatRepeated 0a 00)": (E.CatRepeated, repeat(b"\x0a\x00")),
+        "repeated singular sub-message (CatNested 0a 02 08 01)": (
+            E.CatNested,
+            repeat(b"\x0a\x02\x08\x01"),
+        ),
+        "unknown varint fields (CatInt32 10 00)": (E.CatInt32, repeat(b"\x10\x00")),
+        "empty Tree children (Tree 22 00)": (E.Tree, repeat(b"\x22\x00")),
+        "empty Inner in AllTypes.r_inner": (E.AllTypes, repeat(_tag(83, 2) + b"\x00")),
+        "empty Leaf in AllTypes.r_leaf": (E.AllTypes, repeat(_tag(84, 2) + b"\x00")),
+        "map<int64, Empty> entries, distinct keys": (E.AllTypes, keyed(106)),
+        "map<string, AllTypes> entries, distinct keys, no value": (E.AllTypes, keyed(104)),
+        "map<uint64, Leaf> entries, distinct keys, no value": (E.AllTypes, keyed(94)),
+        "unknown groups (CatInt32 13 14)": (E.CatInt32, repeat(b"\x13\x14")),
+        "repeated Record children (Record fa 01 00)": (L.Record, repeat(_tag(31, 2) + b"\x00")),
+    }
+
+
+def amplification(extra: list[Path], _: int) -> None:
+    size = 64 * KiB
+    worst = (0.0, "")
+    for name, (cls, make) in _generators().items():
+        data = make(size)
+        struct = codec.struct(cls)
+        decoded = codec.decode(struct, data)
+        del decoded
+        peak = _peak(lambda s=struct, d=data: codec.decode(s, d))
+        low, high = 0, 10**7
+        while low < high:  # the smallest max_elements that decodes it: its element count
+            mid = (low + high) // 2
+            try:
+                codec.decode(struct, data, max_elements=mid)
+                high = mid
+            except codec.DecodeError:
+                low = mid + 1
+        elements = low
+        ratio = peak / len(data)
+        per_element = peak / elements if elements else float("nan")
+        worst = max(worst, (ratio, name))
+        print(
+            f"D6 {name}: {len(data)} B -> peak {peak / MiB:.1f} MiB ({ratio:.0f} B per wire "
+            f"byte), {elements} elements ({per_element:.0f} B each)"
+        )
+    print(f"D6 worst: {worst[0]:.0f} B allocated per wire byte ({worst[1]})")
+
+
+# --- D7 --------------------------------------------------------------------------------------
+
+DEEP = 100_000
+
+
+def _nested(levels: int, header: bytes) -> bytes:
+    payload = b""
+    for _ in range(levels):
+        payload = header + codec.varint.encode(len(payload)) + payload
+    return payload
+
+
+def _walk(reader: codec.WireReader) -> None:
+    """Open every LEN value as a nested message, iteratively (the walker uses no stack)."""
+    pending = [reader]
+    while pending:
+        current = pending.pop()
+        for _, wire_type, value in current:
+            if wire_type == codec.LEN:
+                pending.append(current.nested(value))
+
+
+def _apis(cls: Any) -> dict[str, Callable[[bytes], object]]:
+    struct = codec.struct(cls)
+
+    def framed(data: bytes) -> object:
+        decoder = codec.FrameDecoder(message_type=struct)
+        decoder.feed(codec.varint.encode(len(data)) + data)
+        return decoder.next_frame()
+
+    return {
+        "WireReader": lambda data: _walk(codec.WireReader(data)),
+        "codec.decode": lambda data: codec.decode(struct, data),
+        "FrameDecoder(message_type)": framed,
+    }
+
+
+def depth(extra: list[Path], _: int) -> None:
+    cases = {
+        "100,000 nested messages": (E.Chain, _nested(DEEP, b"\x0a")),
+        "100,000 group starts": (E.CatInt32, b"\x0b" * DEEP),
+        "100,000 unknown groups, closed": (E.CatInt32, b"\x13" * DEEP + b"\x14" * DEEP),
+    }
+    build = "compiled" if codec.COMPILED else "pure Python"
+    for name, (cls, data) in cases.items():
+        for api, run in _apis(cls).items():
+            times = []
+            for _ in range(5):
+                start = time.perf_counter()
+                try:
+                    run(data)
+                except codec.DepthLimitError:
+                    pass
+                else:
+                    raise AssertionError(f"{api} accepted {name}")
+                times.append(time.perf_counter() - start)
+            limit = _smallest_recursion_limit(run, data)
+            print(
+                f"D7 {build} {name} via {api}: rejected in "
+                f"{statistics.median(times) * 1000:.2f} ms (median of 5); works down to "
+                f"sys.setrecursionlimit({limit})"
+            )
+
+
+def _smallest_recursion_limit(run: Callable[[bytes], object], data: bytes) -> int:
+    here = len(_stack())
+    saved = sys.getrecursionlimit()
+    low, high = here + 5, 2000
+    try:
+        while low < high:
+            mid = (low + high) // 2
+            sys.setrecursionlimit(mid)
+            try:
+                run(data)
+            except codec.DepthLimitError:
+                high = mid
+            except (RecursionError, codec.DecodeError):  # FrameDecoder wraps RecursionError
+                low = mid + 1
+    finally:
+        sys.setrecursionlimit(saved)
+    return low - here  # frames beyond the caller's
+
+
+def _stack() -> list[Any]:
+    import inspect
+
+    return inspect.stack(0)
+
+
+# --- D9 --------------------------------------------------------------------------------------
+
+
+def _mutate(rng: random.Random, data: bytes) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        op = rng.randrange(5)
+        if op == 0 and buf:
+            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
+        elif op == 1 and buf:
+            buf[rng.randrange(len(buf))] = rng.randrange(256)
+        elif op == 2:
+            at = rng.randint(0, len(buf))
+            buf[at:at] = rng.choice([b"\x00", b"\x80", b"\xff", b"\x0b", b"\x0c", b"\x0a\x00"])
+        elif op == 3 and buf:
+            at = rng.randrange(len(buf))
+            del buf[at : at + rng.randint(1, 4)]
+        else:
+            del buf[rng.randint(0, len(buf)) :]
+    return bytes(buf)
+
+
+def differential(extra: list[Path], inputs: int) -> None:
+    rng = random.Random(1)
+    corpus = _inputs("fuzz_differential", extra)
+    valid = [d for d in corpus if d and d[0] < 128]
+    sample = corpus + [
+        bytes([rng.randrange(256)]) + _mutate(rng, rng.choice(valid)[1:]) for _ in range(inputs)
+    ]
+    sample += [
+        bytes([rng.randrange(256)]) + rng.randbytes(rng.randint(0, 48)) for _ in range(inputs // 4)
+    ]
+    verdicts: Counter[str] = Counter()
+    findings = []
+    start = time.perf_counter()
+    from fuzz import _known
+
+    _known.TOLERATE = True  # known findings are counted by name, not raised
+    for data in sample:
+        try:
+            verdicts[fuzz_differential.verdict(data)] += 1
+        except Exception as exc:  # an unexplained difference: a new finding
+            verdicts["DISAGREE"] += 1
+            findings.append((data.hex(), f"{type(exc).__name__}: {str(exc)[:200]}"))
+    elapsed = time.perf_counter() - start
+    total = sum(verdicts.values())
+    same = verdicts["both accept, same content"]
+    both_accept = same + verdicts["divergence 3: float32 signalling NaN"]
+    decided_alike = both_accept + verdicts["both reject"]
+    documented = sum(n for k, n in verdicts.items() if k.startswith("divergence"))
+    known = sum(n for k, n in verdicts.items() if k.startswith("known finding"))
+    print(
+        f"D9 differential vs {_backend()}: {total:,} inputs ({len(corpus)} corpus, "
+        f"{inputs:,} mutations of valid encodings, {inputs // 4:,} random) in {elapsed:.1f} s"
+    )
+    print(
+        f"    same accept/reject: {decided_alike:,}/{total:,} "
+        f"({100 * decided_alike / total:.3f} %); same content where both accept: "
+        f"{same:,}/{both_accept:,}; documented divergences: {documented:,}; known findings: "
+        f"{known:,}; unexplained: {verdicts['DISAGREE']:,}"
+    )
+    for verdict, count in sorted(verdicts.items()):
+        print(f"    {verdict}: {count:,}")
+    for data, message in findings[:5]:
+        print(f"    finding: {data[:120]} {message}")
+
+
+def _backend() -> str:
+    from google.protobuf.internal import api_implementation
+
+    return f"google.protobuf ({api_implementation.Type()} backend)"
+
+
+# --- D11 -------------------------------------------------------------------------------------
+
+
+def heap(extra: list[Path], _: int) -> None:
+    import test_heap as th
+
+    def fmt(pair: tuple[int, int]) -> str:
+        return f"net {pair[0]} B, peak {pair[1]} B"
+
+    encoder = codec.FrameEncoder()
+    idle = th.measure(th._loop_only(encoder, th.STRUCTS))
+    busy = th.measure(th._encode_all(codec.FrameEncoder(), th.STRUCTS))
+    print(f"D11 10,000 warm struct encodes: {fmt(busy)} (the bare loop: {fmt(idle)})")
+    small = th.measure(
+        th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD[:KiB])] * 100)
+    )
+    large = th.measure(th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD)] * 100))
+    print(
+        f"D11 100 struct encodes of 1 KiB payloads: {fmt(small)}; of 1 MiB payloads: {fmt(large)}"
+    )
+    for size in (16, KiB, 64 * KiB):
+        payload = b"p" * size
+        count = max(10, MiB // size)
+        encoder = codec.FrameEncoder()
+
+        def write(
+            encoder: codec.FrameEncoder = encoder, payload: bytes = payload, count: int = count
+        ) -> None:
+            encoder.clear()
+            for _ in range(count):
+                encoder.write(payload)
+
+        stream = th.frame(payload) * count
+        decoder = codec.FrameDecoder()
+
+        def split(decoder: codec.FrameDecoder = decoder, stream: bytes = stream) -> None:
+            decoder.feed(stream)
+            while (view := decoder.next_frame()) is not None:
+                del view
+
+        w, s = th.measure(write), th.measure(split)
+        print(
+            f"D11 {size} B frames x {count}: warm encoder write {fmt(w)} "
+            f"({w[1] / count:.2f} B peak per frame); warm decoder split {fmt(s)} "
+            f"({s[1] / count:.2f} B peak per frame)"
+        )
+    blob = th.Blob(data=th.PAYLOAD)
+    encoder = codec.FrameEncoder()
+
+    def encode_pb2() -> None:
+        encoder.clear()
+        encoder.encode(blob)
+
+    naive = th.measure(th._naive_blob_frame)
+    print(
+        f"D11 a 1 MiB pb2 message into a warm encoder: {fmt(th.measure(encode_pb2))} "
+        f"(naive SerializeToString + prefix + concatenation: {fmt(naive)})"
+    )
+
+
+# --- D8 --------------------------------------------------------------------------------------
+
+
+def slow(extra: list[Path], _: int) -> None:
+    worst = (0.0, "", 0)
+    count = 0
+    for target in ("fuzz_struct_decode", "fuzz_differential"):
+        for data in _inputs(target, extra):
+            if len(data) < 34:
+                continue
+            cls = fuzz_differential.pick(data)[0]
+            message = data[1:]
+            struct = codec.struct(cls)
+            best = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                with contextlib.suppress(codec.DecodeError):
+                    codec.decode(struct, message)
+                best = min(best, time.perf_counter() - start)
+            count += 1
+            per_byte = best * 1e6 / len(message)
+            worst = max(worst, (per_byte, cls.DESCRIPTOR.full_name, len(message)))
+    print(
+        f"D8 worst decode time per input byte over {count} corpus inputs of >= 32 bytes: "
+        f"{worst[0]:.3f} us/byte ({worst[1]}, {worst[2]} bytes)"
+    )
+
+
+FIGURES: dict[str, Callable[[list[Path], int], None]] = {
+    "split": split,
+    "memory": memory,
+    "amplification": amplification,
+    "depth": depth,
+    "differential": differential,
+    "heap": heap,
+    "slow": slow,
+}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("figures", nargs="*", metavar="figure", help=", ".join(FIGURES))
+    parser.add_argument("--corpus", action="append", type=Path, default=[])
+    parser.add_argument("--inputs", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    unknown = set(args.figures) - set(FIGURES)
+    if unknown:
+        parser.error(f"unknown figure(s) {sorted(unknown)}; choose from {', '.join(FIGURES)}")
+    build = "compiled" if codec.COMPILED else "pure Python"
+    print(f"# codec {codec.__version__}, {build} build, Python {sys.version.split()[0]}")
+    resource.setrlimit(resource.RLIMIT_STACK, resource.getrlimit(resource.RLIMIT_STACK))
+    for name in args.figures or list(FIGURES):
+        FIGURES[name](args.corpus, args.inputs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -161,6 +161,8 @@ cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, list values, co
 cdef int _append(list values, Py_ssize_t slot, object value) except -1
 cdef int _set_singular(FieldPlan field, list values, object value) except -1
 cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
+cdef object _zero(FieldPlan field)
+cdef Struct _new_part(MessagePlan plan, Decoding state, Py_ssize_t pos)
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
 cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state)
@@ -181,7 +183,7 @@ cdef int _decode_packed(FieldPlan field, list values, const uchar *data, Py_ssiz
 @cython.locals(count=Py_ssize_t)
 cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
                           Py_ssize_t end, Decoding state, Py_ssize_t width)
-@cython.locals(entry_plan=MessagePlan, entry=Struct)
+@cython.locals(entry_plan=MessagePlan, entry=Struct, value_field=FieldPlan)
 cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
                        Py_ssize_t end, Decoding state, int depth) except -1
 cdef const uchar *_bytes_of(object source)

@@ -479,19 +479,7 @@ class FramedWriter:
 
     async def asend(self, message: Any) -> None:
         """:meth:`send`, then wait while the transport is above its high-water mark."""
-        # send(), inlined: this is the per-message cost.
-        if self._refusing or (self._poll_transport and self._transport.is_closing()):
-            self._refuse()
-        encoder = self._encoder
-        if isinstance(message, _PAYLOAD_TYPES):
-            encoder.write(message)
-        else:
-            encoder.encode(message)
-        if len(encoder) >= self._flush_size:
-            self._flush()
-        elif not self._flush_scheduled:
-            self._flush_scheduled = True
-            self._loop.call_soon(self._flush)
+        self.send(message)
         if self._may_wait:
             await self._wait_if_paused()
 

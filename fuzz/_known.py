@@ -22,18 +22,15 @@ TOLERATE = os.environ.get("CODEC_FUZZ_TOLERATE_KNOWN", "") not in ("", "0")
 SEEN: collections.Counter[str] = collections.Counter()
 
 FINDINGS = {
-    "K1": "a packed run of a proto2 (closed) enum keeps undeclared values in the field "
-    "(upb moves each to the unknown fields); re-encoded unpacked, they become unknown fields, "
-    "so decode -> encode is not a fixed point. Seen on the list path (numpy=False) in the "
-    "01:12 snapshot and on the numpy=True path after the 01:35 rebuild; the 01:35 list path "
-    "moves them to the unknown fields but writes their int32-truncated value (10 bytes) where "
-    "upb keeps the varint as received (K1b)",
-    "K3": "a proto2 map entry without its key (or scalar value) decodes to a None key (value) "
-    "where upb uses the zero value ('' or 0); the decoded struct then cannot be encoded "
-    "(EncodeError: expected str, not NoneType) and differs from upb's content",
-    "K2": "a length prefix of 6 to 10 bytes inside a message (a non-minimal LEN size) is "
-    "accepted by codec and rejected by upb (protobuf 7.x reads sizes of at most 5 bytes); "
+    "K1": "fixed in 35071d9 and cd16172: a packed run of a proto2 (closed) enum kept "
+    "undeclared values in the field (upb moves each to the unknown fields), so decode -> "
+    "encode was not a fixed point; the first fix missed numpy=True and wrote the moved values "
+    "truncated to int32 (K1b)",
+    "K2": "open: a length prefix of 6 to 10 bytes inside a message (a non-minimal LEN size) "
+    "is accepted by codec and rejected by upb (protobuf 7.x reads sizes of at most 5 bytes); "
     "not among the documented divergences",
+    "K3": "fixed in 96652bd: a proto2 map entry without its key (or scalar value) decoded to "
+    "a None key (value) where upb uses the zero value; the struct could not be encoded",
 }
 
 

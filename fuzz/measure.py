@@ -257,30 +257,69 @@ def _generators() -> dict[str, tuple[Any, Callable[[int], bytes]]]:
 
 def amplification(extra: list[Path], _: int) -> None:
     size = 64 * KiB
+    budget = codec.schema.DEFAULT_MAX_ELEMENTS
     worst = (0.0, "")
+    worst_unit = (0.0, "")
     for name, (cls, make) in _generators().items():
         data = make(size)
         struct = codec.struct(cls)
-        decoded = codec.decode(struct, data)
-        del decoded
+        try:
+            codec.decode(struct, data)
+        except codec.DecodeError as exc:
+            print(f"D6 {name}: {len(data)} B refused under the default limits: {exc}")
+            continue
         peak = _peak(lambda s=struct, d=data: codec.decode(s, d))
-        low, high = 0, 10**7
-        while low < high:  # the smallest max_elements that decodes it: its element count
+        low, high = 0, budget
+        while low < high:  # the smallest max_elements that decodes it: the units it costs
             mid = (low + high) // 2
             try:
                 codec.decode(struct, data, max_elements=mid)
                 high = mid
             except codec.DecodeError:
                 low = mid + 1
-        elements = low
+        units = low
         ratio = peak / len(data)
-        per_element = peak / elements if elements else float("nan")
+        per_unit = peak / units if units else float("nan")
         worst = max(worst, (ratio, name))
+        if units >= 1000:  # a cost that scales with the input (not a merged singleton)
+            worst_unit = max(worst_unit, (per_unit, name))
         print(
             f"D6 {name}: {len(data)} B -> peak {peak / MiB:.1f} MiB ({ratio:.0f} B per wire "
-            f"byte), {elements} elements ({per_element:.0f} B each)"
+            f"byte); {units} units of max_elements ({per_unit:.0f} B per unit)"
         )
     print(f"D6 worst: {worst[0]:.0f} B allocated per wire byte ({worst[1]})")
+    bound = worst_unit[0] * budget / MiB
+    print(
+        f"D6 worst per max_elements unit: {worst_unit[0]:.0f} B ({worst_unit[1]}): the "
+        f"default budget of {budget:,} units admits about {bound:,.0f} MiB per decode"
+    )
+    # The two worst generators filling one frame of the default size, through FrameDecoder.
+    for name in dict.fromkeys([worst[1], worst_unit[1]]):
+        cls, make = _generators()[name]
+        data = make(4 * MiB - 16)
+        frame = codec.varint.encode(len(data)) + data
+
+        def run(frame: bytes = frame, cls: Any = cls) -> str:
+            decoder = codec.FrameDecoder(message_type=codec.struct(cls))
+            try:
+                decoder.feed(frame)
+                decoder.next_frame()
+            except codec.DecodeError as exc:
+                return f"refused ({type(exc).__name__} at offset {exc.offset:,})"
+            return "accepted"
+
+        gc.collect()
+        start = time.perf_counter()
+        outcome = run()  # timed without tracemalloc, which slows allocation down
+        elapsed = time.perf_counter() - start
+        tracemalloc.start()
+        run()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(
+            f"D6 one {len(data):,}-byte frame of {name}, default limits: {outcome} in "
+            f"{elapsed:.2f} s, tracemalloc peak {peak / MiB:,.0f} MiB"
+        )
 
 
 # --- D7 --------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ COMPILED_MODULES = (
     "codec.wire",
     "codec._struct",
     "codec.framing",
+    "codec.profiler._recorder",
 )
 
 PURE_REQUESTED = os.environ.get("CODEC_PURE_PYTHON", "") not in ("", "0")
@@ -40,7 +41,8 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in COMPILED_MODULES:
             return None
-        source = Path(__file__).with_name(fullname.rpartition(".")[2] + ".py")
+        # codec.wire -> <package dir>/wire.py, codec.profiler._recorder -> profiler/_recorder.py
+        source = Path(__file__).parent.joinpath(*fullname.split(".")[1:]).with_suffix(".py")
         return importlib.util.spec_from_file_location(fullname, source)
 
 

@@ -1,0 +1,45 @@
+"""codec.profiler: timing scopes recorded per thread and streamed frame by frame.
+
+Scope details are registered once under dense ids; each recorded scope then
+costs its id, start, duration and depth, written into preallocated columns
+and encoded straight from them as packed protobuf columns
+(``profiler.proto`` in this package is the format). The modules, in layer
+order: ``model`` (registry, frames), ``_recorder`` (per-thread columns,
+compiled), ``stream`` (packets in and out), ``recording`` (the
+:class:`Profiler`), ``transport`` (asyncio fan-out to viewers, files),
+``viewer`` (frame store, scope tree, Chrome trace export, summaries).
+"""
+
+from codec.profiler._recorder import COMPILED, Scope
+from codec.profiler.model import (
+    Frame,
+    Registry,
+    ScopeDef,
+    ScopeKind,
+    StreamError,
+    TrackDef,
+    TrackKind,
+    TrackScopes,
+)
+from codec.profiler.recording import Profiler, Sink
+from codec.profiler.stream import PacketWriter, Receiver, Session, find_keyframe, read_capture
+
+__all__ = [
+    "COMPILED",
+    "Frame",
+    "PacketWriter",
+    "Profiler",
+    "Receiver",
+    "Registry",
+    "Scope",
+    "ScopeDef",
+    "ScopeKind",
+    "Session",
+    "Sink",
+    "StreamError",
+    "TrackDef",
+    "TrackKind",
+    "TrackScopes",
+    "find_keyframe",
+    "read_capture",
+]

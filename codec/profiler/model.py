@@ -1,0 +1,222 @@
+"""Profiler data model: scopes, tracks and frames, as both ends of a stream see them.
+
+Strategy: scope and track details are registered once under dense integer
+ids that start at 1 and are never reused or redefined within a session (the
+"send scope information only once" rule of puffin, and Perfetto's interning
+rule). A frame then carries, per track, four parallel columns in pre-order
+(entry order, parent before child): scope id, absolute start, duration and
+depth. The parent of scope ``i`` is the nearest earlier scope one level
+shallower, so the tree needs no pointers.
+
+:class:`Registry` holds the definitions. The producer appends to it (under a
+lock: any thread may register) and remembers, per reader, how far it has
+sent (one high-water mark per table, because ids only grow); the viewer
+applies what it receives and checks that ids arrive dense. Strings (function
+names, file paths) are interned in their own table, so a file path shared by
+many scopes travels once.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from codec.errors import DecodeError
+
+
+class ScopeKind(enum.IntEnum):
+    """How a scope was registered (``ScopeDef.kind`` in ``profiler.proto``)."""
+
+    UNSPECIFIED = 0
+    FUNCTION = 1  # @prof.function: name, file and line of the function
+    NAMED = 2  # prof.scope("name")
+    USER = 3  # timings recorded elsewhere, reported with Profiler.report
+    GPU = 4
+
+
+class TrackKind(enum.IntEnum):
+    """What a track's scopes ran on (``TrackDef.kind`` in ``profiler.proto``)."""
+
+    UNSPECIFIED = 0
+    CPU_THREAD = 1
+    GPU_QUEUE = 2
+    ASYNC = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeDef:
+    """A registered scope: its id, display name and where it comes from."""
+
+    scope_id: int
+    name: str
+    kind: ScopeKind = ScopeKind.NAMED
+    function: str = ""
+    file: str = ""
+    line: int = 0
+
+    @property
+    def location(self) -> str:
+        """``file:line``, or ``""`` when the scope has no source location."""
+        if not self.file:
+            return ""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True, slots=True)
+class TrackDef:
+    """A registered track: an OS thread, a GPU queue, or asynchronous work."""
+
+    track_ref: int
+    name: str
+    kind: TrackKind = TrackKind.CPU_THREAD
+    os_thread_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TrackScopes:
+    """One track's completed scopes in one frame: parallel numpy columns in pre-order.
+
+    ``scope_id`` is ``uint32``, ``start_ns`` ``int64`` (absolute, on the
+    producer's monotonic clock), ``duration_ns`` ``int64`` and ``depth``
+    ``uint8`` (0 for a top-level scope).
+    """
+
+    track_ref: int
+    scope_id: Any
+    start_ns: Any
+    duration_ns: Any
+    depth: Any
+
+    def __len__(self) -> int:
+        return len(self.scope_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The scopes every track completed between two ``end_frame()`` calls."""
+
+    index: int
+    start_ns: int
+    duration_ns: int
+    tracks: tuple[TrackScopes, ...]
+
+    @property
+    def num_scopes(self) -> int:
+        return sum(len(track) for track in self.tracks)
+
+
+class Marks(NamedTuple):
+    """How many entries of each registry table a reader has been sent."""
+
+    strings: int = 0
+    scopes: int = 0
+    tracks: int = 0
+
+
+class StreamError(DecodeError):
+    """A profiler stream that breaks its protocol (decodable protobuf, wrong content).
+
+    Raised for a bad magic number or major version, registry ids that are not
+    dense or are redefined, a scope or track id never defined, and columns
+    whose lengths or depths disagree.
+    """
+
+
+class Registry:
+    """Strings, scopes and tracks under dense ids from 1, never reused within a session."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.strings: list[str] = []
+        self.scopes: list[ScopeDef] = []
+        self.tracks: list[TrackDef] = []
+        self._string_ids: dict[str, int] = {}
+
+    def marks(self) -> Marks:
+        """The current size of every table: what a reader has once it is sent everything."""
+        return Marks(len(self.strings), len(self.scopes), len(self.tracks))
+
+    # --- producer side --------------------------------------------------------------------
+
+    def add_scope(
+        self,
+        name: str,
+        kind: ScopeKind = ScopeKind.NAMED,
+        function: str = "",
+        file: str = "",
+        line: int = 0,
+    ) -> ScopeDef:
+        """Register a scope and its strings; returns its definition with a new id."""
+        with self._lock:
+            self._intern(function)
+            self._intern(file)
+            scope = ScopeDef(len(self.scopes) + 1, name, ScopeKind(kind), function, file, line)
+            self.scopes.append(scope)
+            return scope
+
+    def add_track(
+        self, name: str, kind: TrackKind = TrackKind.CPU_THREAD, os_thread_id: int = 0
+    ) -> TrackDef:
+        """Register a track; returns its definition with a new reference."""
+        with self._lock:
+            track = TrackDef(len(self.tracks) + 1, name, TrackKind(kind), os_thread_id)
+            self.tracks.append(track)
+            return track
+
+    def string_id(self, text: str) -> int:
+        """The interned id of ``text`` (registered by ``add_scope``), 0 for ``""``."""
+        return self._string_ids[text] if text else 0
+
+    def _intern(self, text: str) -> None:
+        if text and text not in self._string_ids:
+            self.strings.append(text)
+            self._string_ids[text] = len(self.strings)
+
+    # --- viewer side ----------------------------------------------------------------------
+
+    def scope(self, scope_id: int) -> ScopeDef:
+        """The definition of ``scope_id``; :class:`StreamError` if it was never sent."""
+        if 0 < scope_id <= len(self.scopes):
+            return self.scopes[scope_id - 1]
+        raise StreamError(f"scope id {scope_id} is not defined")
+
+    def track(self, track_ref: int) -> TrackDef:
+        """The definition of ``track_ref``; :class:`StreamError` if it was never sent."""
+        if 0 < track_ref <= len(self.tracks):
+            return self.tracks[track_ref - 1]
+        raise StreamError(f"track {track_ref} is not defined")
+
+    def define_string(self, iid: int, text: str) -> None:
+        """Apply a received string definition (the next id, or a repeat of a known one)."""
+        _define(self.strings, iid, text, "string")
+        self._string_ids.setdefault(text, iid)
+
+    def define_scope(self, scope: ScopeDef) -> None:
+        """Apply a received scope definition (the next id, or a repeat of a known one)."""
+        _define(self.scopes, scope.scope_id, scope, "scope")
+
+    def define_track(self, track: TrackDef) -> None:
+        """Apply a received track definition (the next id, or a repeat of a known one)."""
+        _define(self.tracks, track.track_ref, track, "track")
+
+    def resolve(self, iid: int) -> str:
+        """The string interned as ``iid`` (0 is ``""``); :class:`StreamError` if unknown."""
+        if iid == 0:
+            return ""
+        if iid <= len(self.strings):
+            return self.strings[iid - 1]
+        raise StreamError(f"string id {iid} is not defined")
+
+
+def _define(table: list[Any], ident: int, value: Any, what: str) -> None:
+    """Append ``value`` as id ``ident`` = len + 1; an identical repeat is accepted."""
+    if ident == len(table) + 1:
+        table.append(value)
+    elif 0 < ident <= len(table) and table[ident - 1] == value:
+        return
+    elif 0 < ident <= len(table):
+        raise StreamError(f"{what} id {ident} redefined within a session")
+    else:
+        raise StreamError(f"{what} id {ident} out of order: expected {len(table) + 1}")

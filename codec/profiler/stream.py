@@ -1,0 +1,512 @@
+"""The profiler stream: packets written with ``WireWriter`` and read with ``WireReader``.
+
+Strategy, writing: :class:`PacketWriter` appends each packet of
+``profiler.proto`` as one frame of a :class:`~codec.FrameEncoder`, field by
+field, straight from the recorder's numpy columns: a fixed-width column is
+one ``memcpy``; a varint column goes through the compiled packed-varint
+loop; the start deltas are computed into a reusable scratch column with
+``numpy.subtract(..., out=)``. Encoding a frame therefore makes a handful of
+small objects per track (views, writers), whatever the number of scopes.
+Frame bytes depend only on the frame, never on the reader, so one encoding
+fans out to every reader.
+
+Strategy, reading: :class:`Receiver` is sans-IO. Bytes go into a
+:class:`~codec.FrameDecoder` (limits, split invariance); each packet is read
+with a :class:`~codec.WireReader`. Registry packets are applied to
+:attr:`Receiver.registry` (ids must arrive dense and are never redefined);
+a header starts a keyframe, and a new ``session_id`` starts a new registry
+(a restarted producer reuses ids for other scopes). Frames come out as
+:class:`~codec.profiler.model.Frame` objects after their columns have been
+checked: equal lengths, ``num_scopes``, depths starting at 0 and rising by
+at most one, and every scope and track id defined. Frames that need a
+registry before any keyframe was read (a file cut mid-stream) are skipped
+and counted. Every error is a :class:`~codec.DecodeError`; a bad packet
+raises :class:`~codec.profiler.model.StreamError` with the stream offset of
+the packet.
+
+A file is the same stream. :func:`read_capture` starts at the first keyframe
+(found by the header's magic number) and, after a damaged packet, resumes at
+the next keyframe, so a file cut anywhere still yields every frame after its
+first whole keyframe.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy
+
+from codec import varint
+from codec.errors import DecodeError, TruncatedError
+from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
+from codec.profiler.model import (
+    Frame,
+    Marks,
+    Registry,
+    ScopeDef,
+    ScopeKind,
+    StreamError,
+    TrackDef,
+    TrackKind,
+    TrackScopes,
+)
+from codec.wire import I32, LEN, VARINT, WireReader, WireWriter
+
+MAGIC = 0x31465043  # the bytes "CPF1"
+PROTOCOL_MAJOR = 1
+PROTOCOL_MINOR = 0
+CLOCK_MONOTONIC = 1
+
+# Packet.sequence_flags
+STATE_CLEARED = 1
+NEEDS_STATE = 2
+
+# Packet body fields.
+_HEADER, _REGISTRY, _FRAME, _STATS = 2, 3, 4, 6
+
+# The header's magic as it appears in a packet: tag of field 1, fixed32.
+_MAGIC_FIELD = bytes([1 << 3 | I32]) + MAGIC.to_bytes(4, "little")
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """What a stream header says about its producer."""
+
+    session_id: int
+    producer_name: str = ""
+    producer_version: str = ""
+    start_unix_ns: int = 0
+    features: tuple[str, ...] = ()
+
+    @classmethod
+    def new(cls, producer_name: str = "", *, fixed_columns: bool = False) -> Session:
+        """A session with a fresh random id, starting now."""
+        from codec import __version__
+
+        feature = "fixed_columns" if fixed_columns else "varint_columns"
+        return cls(secrets.randbits(64), producer_name, __version__, time.time_ns(), (feature,))
+
+    @property
+    def fixed_columns(self) -> bool:
+        return "fixed_columns" in self.features
+
+
+class PacketWriter:
+    """Writes the packets of one session into :class:`~codec.FrameEncoder` buffers."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._fixed = session.fixed_columns
+        self._deltas = numpy.zeros(1024, dtype=numpy.int64)  # scratch for start deltas
+
+    def header(self, out: FrameEncoder) -> None:
+        """A header packet: the start of the stream, or of a keyframe."""
+        session = self.session
+        with out.frame() as packet:
+            packet.uint32(1, STATE_CLEARED)
+            with packet.message(_HEADER) as header:
+                header.fixed32(1, MAGIC)
+                header.uint32(2, PROTOCOL_MAJOR)
+                header.uint32(3, PROTOCOL_MINOR)
+                header.fixed64(4, session.session_id)
+                _string(header, 5, session.producer_name)
+                _string(header, 6, session.producer_version)
+                header.uint32(7, 1)
+                header.enum(8, CLOCK_MONOTONIC)
+                header.sfixed64(9, session.start_unix_ns)
+                for feature in session.features:
+                    header.string(10, feature)
+
+    def registry(self, out: FrameEncoder, registry: Registry, since: Marks, until: Marks) -> bool:
+        """The definitions in ``[since, until)`` as one registry packet; False if none."""
+        if since == until:
+            return False
+        complete = since == Marks()
+        with out.frame() as packet, packet.message(_REGISTRY) as delta:
+            for iid in range(since.strings + 1, until.strings + 1):
+                with delta.message(1) as entry:
+                    entry.uint32(1, iid)
+                    entry.string(2, registry.strings[iid - 1])
+            for scope in registry.scopes[since.scopes : until.scopes]:
+                with delta.message(2) as entry:
+                    entry.uint32(1, scope.scope_id)
+                    _string(entry, 2, scope.name)
+                    entry.enum(3, scope.kind)
+                    _uint(entry, 4, registry.string_id(scope.function))
+                    _uint(entry, 5, registry.string_id(scope.file))
+                    _uint(entry, 6, scope.line)
+            for track in registry.tracks[since.tracks : until.tracks]:
+                with delta.message(3) as entry:
+                    entry.uint32(1, track.track_ref)
+                    _string(entry, 2, track.name)
+                    entry.enum(3, track.kind)
+                    _uint(entry, 4, track.os_thread_id)
+            if complete:
+                delta.uint32(5, until.scopes + 1)
+                delta.uint32(6, until.strings + 1)
+                delta.uint32(7, until.tracks + 1)
+        return True
+
+    def keyframe(self, out: FrameEncoder, registry: Registry) -> Marks:
+        """A header and every definition so far; returns the marks they cover."""
+        marks = registry.marks()
+        self.header(out)
+        self.registry(out, registry, Marks(), marks)
+        return marks
+
+    def frame(
+        self,
+        out: FrameEncoder,
+        index: int,
+        start_ns: int,
+        duration_ns: int,
+        tracks: Iterable[TrackScopes],
+        num_scopes: int,
+    ) -> None:
+        """A frame packet; ``start_ns`` is the earliest start among ``tracks``."""
+        with out.frame() as packet:
+            packet.uint32(1, NEEDS_STATE)
+            with packet.message(_FRAME) as frame:
+                with frame.message(1) as meta:
+                    meta.uint64(1, index)
+                    meta.sint64(2, start_ns)
+                    meta.uint64(3, duration_ns)
+                    meta.uint32(4, num_scopes)
+                for track in tracks:
+                    with frame.message(2) as columns:
+                        self._columns(columns, track, start_ns)
+
+    def stats(self, out: FrameEncoder, frames_dropped: int, queue_capacity: int) -> None:
+        """A stats packet for one reader: how many frames it has missed so far."""
+        with out.frame() as packet, packet.message(_STATS) as stats:
+            stats.uint64(1, frames_dropped)
+            stats.uint32(4, queue_capacity)
+
+    def _columns(self, writer: WireWriter, track: TrackScopes, start_ns: int) -> None:
+        writer.uint32(1, track.track_ref)
+        count = len(track.scope_id)
+        durations = track.duration_ns.view(numpy.uint64)
+        if self._fixed:
+            writer.packed(12, "fixed32", track.scope_id)
+            writer.packed(13, "sfixed64", track.start_ns)
+            writer.packed(14, "fixed64", durations)
+        else:
+            if len(self._deltas) < count:
+                self._deltas = numpy.zeros(max(count, 2 * len(self._deltas)), dtype=numpy.int64)
+            deltas = self._deltas[:count]
+            starts = track.start_ns
+            deltas[0] = starts[0] - start_ns
+            numpy.subtract(starts[1:], starts[:-1], out=deltas[1:])
+            writer.packed(2, "uint32", track.scope_id)
+            writer.packed(3, "uint64", deltas.view(numpy.uint64))
+            writer.packed(4, "uint64", durations)
+        writer.bytes(5, track.depth)
+
+
+def _string(writer: WireWriter, field: int, text: str) -> None:
+    if text:  # proto3: a default value is not written
+        writer.string(field, text)
+
+
+def _uint(writer: WireWriter, field: int, value: int) -> None:
+    if value:
+        writer.uint64(field, value)
+
+
+class Receiver:
+    """Reads a profiler stream: applies registry packets, yields sessions and frames.
+
+    Feed bytes with :meth:`feed` (or ``get_buffer``/``buffer_updated`` of
+    :attr:`decoder`), then iterate: each item is a :class:`Session` (a header
+    that starts a new session) or a :class:`~codec.profiler.model.Frame`.
+    """
+
+    def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+        self.decoder = FrameDecoder(max_frame_size)
+        self.registry = Registry()
+        self.session: Session | None = None
+        self.has_state = False  # a keyframe of the current session has been read
+        self.packets = 0
+        self.frames = 0
+        self.frames_skipped = 0  # frames before the first keyframe
+        self.frames_dropped = 0  # frames the sender dropped for this reader (its stats)
+        self._offset = 0  # stream offset of the next packet
+
+    def feed(self, data: Any) -> None:
+        self.decoder.feed(data)
+
+    def feed_eof(self) -> None:
+        self.decoder.feed_eof()
+
+    def __iter__(self) -> Iterator[Session | Frame]:
+        for payload in self.decoder:
+            offset = self._offset
+            self._offset += varint.size(len(payload)) + len(payload)
+            self.packets += 1
+            try:
+                item = self._packet(payload)
+            except StreamError as exc:
+                if exc.offset is None:
+                    raise StreamError(exc.message, offset) from exc
+                raise
+            except DecodeError as exc:
+                raise StreamError(
+                    f"malformed packet: {exc.message} at byte {exc.offset} of the packet", offset
+                ) from exc
+            if item is not None:
+                yield item
+
+    def _packet(self, payload: memoryview) -> Session | Frame | None:
+        flags = 0
+        body = None
+        kind = 0
+        for field, wire_type, value in WireReader(payload):
+            if field == 1 and wire_type == VARINT:
+                flags = value
+            elif field in (_HEADER, _REGISTRY, _FRAME, _STATS) and wire_type == LEN:
+                kind, body = field, value
+        if body is None:
+            return None  # a packet this version does not know: skipped
+        if kind == _HEADER:
+            return self._header(body, flags)
+        if kind == _REGISTRY:
+            self._registry(body)
+        elif kind == _FRAME:
+            if flags & NEEDS_STATE and not self.has_state:
+                self.frames_skipped += 1
+                return None
+            self.frames += 1
+            return self._frame(body)
+        else:
+            self._stats(body)
+        return None
+
+    def _header(self, body: memoryview, flags: int) -> Session:
+        fields = _scalars(body)
+        magic = _number(fields, 1)
+        if magic != MAGIC:
+            raise StreamError(f"not a profiler stream: magic {magic:#x}, expected {MAGIC:#x}")
+        major = _number(fields, 2)
+        if major != PROTOCOL_MAJOR:
+            raise StreamError(
+                f"profiler stream version {major}.{_number(fields, 3)} is not supported "
+                f"by this reader (version {PROTOCOL_MAJOR}.{PROTOCOL_MINOR})"
+            )
+        session = Session(
+            _number(fields, 4),
+            _text(fields.get(5)),
+            _text(fields.get(6)),
+            _signed(_number(fields, 9)),
+            tuple(_text(feature) for feature in fields.get(10, ())),
+        )
+        if flags & STATE_CLEARED or self.session is None or session != self.session:
+            self.registry = Registry()
+        self.session = session
+        self.has_state = True
+        return session
+
+    def _registry(self, body: memoryview) -> None:
+        registry = self.registry
+        nexts = {}
+        for field, wire_type, value in WireReader(body):
+            if wire_type != LEN:
+                nexts[field] = value
+                continue
+            entry = _scalars(value)
+            if field == 1:
+                registry.define_string(_number(entry, 1), _text(entry.get(2)))
+            elif field == 2:
+                registry.define_scope(
+                    ScopeDef(
+                        _number(entry, 1),
+                        _text(entry.get(2)),
+                        _enum(ScopeKind, _number(entry, 3)),
+                        registry.resolve(_number(entry, 4)),
+                        registry.resolve(_number(entry, 5)),
+                        _number(entry, 6),
+                    )
+                )
+            elif field == 3:
+                registry.define_track(
+                    TrackDef(
+                        _number(entry, 1),
+                        _text(entry.get(2)),
+                        _enum(TrackKind, _number(entry, 3)),
+                        _number(entry, 4),
+                    )
+                )
+        for field, table in ((5, registry.scopes), (6, registry.strings), (7, registry.tracks)):
+            if field in nexts and _number(nexts, field) != len(table) + 1:
+                raise StreamError(
+                    f"incomplete registry: {len(table)} entries where the sender has "
+                    f"{_number(nexts, field) - 1}"
+                )
+
+    def _frame(self, body: memoryview) -> Frame:
+        meta: dict[int, Any] = {}
+        tracks = []
+        for field, wire_type, value in WireReader(body):
+            if field == 1 and wire_type == LEN:
+                meta = _scalars(value)
+            elif field == 2 and wire_type == LEN:
+                tracks.append(value)
+        start = varint.zigzag_decode(_number(meta, 2))
+        decoded = tuple(self._track(columns, start) for columns in tracks)
+        frame = Frame(_number(meta, 1), start, _number(meta, 3), decoded)
+        if frame.num_scopes != _number(meta, 4):
+            raise StreamError(
+                f"frame {frame.index} declares {_number(meta, 4)} scopes and holds "
+                f"{frame.num_scopes}"
+            )
+        return frame
+
+    def _track(self, body: memoryview, frame_start: int) -> TrackScopes:
+        reader = WireReader(body)
+        track_ref = 0
+        columns: dict[int, Any] = {}
+        for field, wire_type, value in reader:
+            if field == 1 and wire_type == VARINT:
+                track_ref = value
+            elif wire_type == LEN and field in _COLUMN_KINDS:
+                columns[field] = reader.packed(value, _COLUMN_KINDS[field])
+            elif wire_type == LEN and field == 5:
+                columns[5] = numpy.frombuffer(value, dtype=numpy.uint8).copy()
+        self.registry.track(track_ref)  # raises if undefined
+        if columns.keys() & {12, 13, 14}:
+            if columns.keys() & {2, 3, 4}:
+                raise StreamError(f"track {track_ref} mixes the varint and fixed columns")
+            ids = columns.get(12, _EMPTY_U32).astype(numpy.uint32)
+            starts = columns.get(13, _EMPTY_I64).astype(numpy.int64)
+            durations = columns.get(14, _EMPTY_I64).astype(numpy.int64)
+        else:
+            ids = columns.get(2, _EMPTY_U32)
+            starts = numpy.cumsum(columns.get(3, _EMPTY_I64).view(numpy.int64)) + frame_start
+            durations = columns.get(4, _EMPTY_I64).view(numpy.int64)
+        depth = columns.get(5, _EMPTY_U8)
+        count = len(ids)
+        if not len(starts) == len(durations) == len(depth) == count:
+            raise StreamError(
+                f"track {track_ref}: columns of {count}, {len(starts)}, {len(durations)} "
+                f"and {len(depth)} scopes"
+            )
+        if count:
+            if depth[0] != 0 or (count > 1 and numpy.diff(depth.astype(numpy.int16)).max() > 1):
+                raise StreamError(f"track {track_ref}: depths are not in pre-order")
+            if ids.min() < 1 or ids.max() > len(self.registry.scopes):
+                raise StreamError(
+                    f"track {track_ref}: scope id outside 1..{len(self.registry.scopes)}"
+                )
+        return TrackScopes(track_ref, ids, starts, durations, depth)
+
+    def _stats(self, body: memoryview) -> None:
+        self.frames_dropped = _number(_scalars(body), 1)
+
+
+_COLUMN_KINDS = {
+    2: "uint32",
+    3: "uint64",
+    4: "uint64",
+    12: "fixed32",
+    13: "sfixed64",
+    14: "fixed64",
+}
+_EMPTY_U32 = numpy.zeros(0, dtype=numpy.uint32)
+_EMPTY_I64 = numpy.zeros(0, dtype=numpy.int64)
+_EMPTY_U8 = numpy.zeros(0, dtype=numpy.uint8)
+
+
+def _scalars(body: memoryview) -> dict[int, Any]:
+    """The fields of a small message by number (the last value wins; field 10 collects)."""
+    fields: dict[int, Any] = {}
+    for field, _, value in WireReader(body):
+        if field == 10:
+            fields.setdefault(10, []).append(value)
+        else:
+            fields[field] = value
+    return fields
+
+
+def _number(fields: dict[int, Any], field: int) -> int:
+    """An integer field (0 when absent); :class:`StreamError` for a LEN value."""
+    value = fields.get(field, 0)
+    if not isinstance(value, int):
+        raise StreamError(f"field {field} holds bytes where a number belongs")
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, memoryview):
+        raise StreamError("a number where a string belongs")
+    try:
+        return str(value, "utf-8")
+    except UnicodeDecodeError as exc:
+        raise StreamError(f"invalid UTF-8 in a string field: {exc.reason}") from None
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _enum(kind: Any, value: int) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        return kind(0)  # a kind from a newer version: unspecified
+
+
+def find_keyframe(data: bytes, start: int = 0) -> int:
+    """The offset of the first header packet at or after ``start``, or -1 if there is none.
+
+    It looks for the header's magic number, then for a packet that starts
+    at most 14 bytes before it (a length prefix, the flags field, the
+    header's tag and length) and decodes as a header.
+    """
+    found = data.find(_MAGIC_FIELD, start)
+    while found >= 0:
+        for begin in range(max(start, found - 14), found):
+            if _is_header_packet(data, begin):
+                return begin
+        found = data.find(_MAGIC_FIELD, found + 1)
+    return -1
+
+
+def _is_header_packet(data: bytes, begin: int) -> bool:
+    try:
+        length, body = varint.decode(data, begin)
+        if length > DEFAULT_MAX_FRAME_SIZE or body + length > len(data):
+            return False
+        for field, wire_type, value in WireReader(memoryview(data)[body : body + length]):
+            if field == _HEADER and wire_type == LEN:
+                return _scalars(value).get(1) == MAGIC
+    except DecodeError:
+        return False
+    return False
+
+
+def read_capture(data: bytes) -> Iterator[tuple[Receiver, Session | Frame]]:
+    """Every session header and frame of a recorded stream, with the receiver that read it.
+
+    Reading starts at the first keyframe. A damaged packet ends the current
+    receiver, and reading resumes, with a new one, at the next keyframe; a
+    packet cut by the end of the data ends the capture.
+    """
+    start = find_keyframe(data)
+    view = memoryview(data)
+    while start >= 0:
+        receiver = Receiver()
+        try:
+            receiver.feed(view[start:])
+            for item in receiver:
+                yield receiver, item
+            receiver.feed_eof()
+            return
+        except TruncatedError:
+            return  # the last packet was cut
+        except DecodeError as exc:
+            start = find_keyframe(data, start + (exc.offset or 0) + 1)

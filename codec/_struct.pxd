@@ -28,6 +28,7 @@ cdef uint64_t _MASK32, _MASK64
 cdef Py_ssize_t _DIRECT_NUMBERS
 cdef int64_t _INT32_MIN, _INT32_MAX
 cdef int _MAX_DEPTH
+cdef Py_ssize_t _MAX_SIZE_BYTES
 
 cdef class FieldPlan:
     cdef public str name

@@ -78,6 +78,9 @@ KINDS = {
 VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 
 DEFAULT_MAX_DEPTH = 100  # protobuf C++, Java and upb
+# A length-delimited size takes at most 5 bytes, padded ones included: upb's rule
+# (no writer pads further; protozero pads to 4). codec.wire.MAX_SIZE_BYTES.
+_MAX_SIZE_BYTES = 5
 _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 # Elements (repeated values, messages, unknown fields) one decode may create:
 # a few wire bytes can stand for a large object (an empty sub-message is two
@@ -766,11 +769,16 @@ def _read_varint(data: Any, pos: int, end: int, state: Decoding) -> int:
 
 
 def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
-    """End of the length-delimited value whose prefix is at ``pos``.
+    """End of the length-delimited value whose size is at ``pos``.
 
-    Its body starts at ``state.body``.
+    Its body starts at ``state.body``. A size written in more than 5 bytes is
+    refused (WireFormatError at the size), as upb refuses it.
     """
     n = _read_varint(data, pos, end, state)
+    if n > _MAX_SIZE_BYTES:  # as upb, and as WireReader
+        raise WireFormatError(
+            f"size of a length-delimited value takes {n} bytes (at most 5)", state.base + pos
+        )
     size = varint_value(data, pos, n)
     if size > end - pos - n:
         raise TruncatedError("length-delimited value runs past its message", state.base + pos)

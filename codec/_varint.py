@@ -17,6 +17,11 @@ Two varint profiles exist:
 * ``strict`` (multiformats unsigned-varint, libp2p): at most 9 bytes (values
   below 2**63) and minimal encodings only.
 
+One rule sits on top, in the message decoders (``codec.wire``,
+``codec._struct``) and not here: the size of a length-delimited field takes
+at most 5 bytes (``codec.wire.MAX_SIZE_BYTES``), as upb reads it. Frame
+prefixes follow the profile alone.
+
 This file is Cython pure-Python mode: ``_varint.pxd`` gives the C types, and
 the few C-only statements sit behind ``if cython.compiled:``. Uncompiled,
 "pointers" are byte-format memoryviews, indexed the same way.

@@ -18,6 +18,7 @@ from codec._varint cimport (
 ctypedef unsigned char uchar
 
 cdef Py_ssize_t _VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32, _MAX_FIELD_NUMBER
+cdef Py_ssize_t _MAX_SIZE_BYTES
 # Kind codes, the indexes of _KIND_NAMES.
 cdef int _K_INT32, _K_INT64, _K_UINT32, _K_UINT64, _K_SINT32, _K_SINT64, _K_BOOL, _K_ENUM
 cdef int _K_FIXED32, _K_SFIXED32, _K_FLOAT, _K_FIXED64, _K_SFIXED64, _K_DOUBLE
@@ -124,6 +125,10 @@ cdef int64_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
 @cython.locals(n=Py_ssize_t)
 cdef Py_ssize_t _varint_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                Py_ssize_t base) except -1
+
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _size_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                             Py_ssize_t base) except -1
 
 @cython.locals(n=Py_ssize_t, size=uint64_t, body=Py_ssize_t)
 cdef Py_ssize_t _skip_value(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,

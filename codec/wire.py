@@ -23,14 +23,16 @@ element.
 Strategy, reading: :class:`WireReader` iterates ``(field, wire_type, value)``
 over any contiguous buffer, with LEN values and group bodies as zero-copy
 ``memoryview`` slices. Every length is compared with the bytes left before it
-is used, nothing is reserved from a declared length, and groups are skipped
+is used, and its varint may take at most 5 bytes (upb's rule; padded ones
+included); nothing is reserved from a declared length, and groups are skipped
 by a loop with a depth counter and a stack of open field numbers, never by
 recursion. Errors are :class:`~codec.errors.DecodeError` subclasses whose
 ``offset`` counts from the start of the buffer the outermost reader was
 built on: a bad tag is reported at the tag, a malformed or truncated varint
 at its first byte, a truncated fixed-width value where it starts, a LEN value
-running past the end at its length prefix, a group never closed at its
-start tag, and a group nested too deep at its start tag.
+running past the end or whose size takes more than 5 bytes at its size, a
+group never closed at its start tag, and a group nested too deep at its
+start tag.
 
 This file is Cython pure-Python mode: ``wire.pxd`` gives the C types, and the
 C-only statements sit behind ``if cython.compiled:``.
@@ -84,6 +86,10 @@ EGROUP = 4  # end of a group
 I32 = 5  # fixed32, sfixed32, float
 
 MAX_FIELD_NUMBER = 2**29 - 1  # a tag is field << 3 | wire type, at most 2**32 - 1
+# The size of a length-delimited value takes at most 5 bytes (non-minimal ones
+# included), as upb reads it: no writer pads a size further (protozero pads to 4),
+# and 5 bytes hold every size a message can have.
+MAX_SIZE_BYTES = 5
 # Messages and groups nested deeper than this are refused: protobuf C++/Java/upb.
 DEFAULT_MAX_DEPTH = 100
 
@@ -94,6 +100,7 @@ _SGROUP = SGROUP
 _EGROUP = EGROUP
 _I32 = I32
 _MAX_FIELD_NUMBER = MAX_FIELD_NUMBER
+_MAX_SIZE_BYTES = MAX_SIZE_BYTES
 
 # Scalar kinds, by code: varint kinds first, then 4-byte and 8-byte fixed-width ones.
 _KIND_NAMES = (
@@ -851,12 +858,23 @@ def _varint_length(data: Bytes, pos: int, end: int, base: int) -> int:
     return n
 
 
+def _size_length(data: Bytes, pos: int, end: int, base: int) -> int:
+    """Length of the size of a LEN value at ``pos``: a valid varint of at most 5 bytes."""
+    n = _varint_length(data, pos, end, base)
+    if n > _MAX_SIZE_BYTES:
+        raise WireFormatError(
+            f"size of a length-delimited value takes {n} bytes (at most {MAX_SIZE_BYTES})",
+            base + pos,
+        )
+    return n
+
+
 def _skip_value(data: Bytes, pos: int, end: int, base: int, wire_type: int) -> int:
     """End of the value of ``wire_type`` (not a group) at ``pos``; raises if it does not fit."""
     if wire_type == _VARINT:
         return pos + _varint_length(data, pos, end, base)
     if wire_type == _LEN:
-        n = _varint_length(data, pos, end, base)
+        n = _size_length(data, pos, end, base)
         size = varint_value(data, pos, n)
         body = pos + n
         if size > end - body:
@@ -936,8 +954,9 @@ class WireReader:
 
     Errors (each with the offset where it happened, from the start of the
     outermost reader's buffer): :class:`~codec.errors.WireFormatError` for
-    field 0, a tag over 5 bytes or over 2**32 - 1, wire type 6 or 7, an end
-    of group without a start or for another field; :class:`TruncatedError`
+    field 0, a tag over 5 bytes or over 2**32 - 1, wire type 6 or 7, a LEN
+    size over 5 bytes (``MAX_SIZE_BYTES``, as upb), an end of group without a
+    start or for another field; :class:`TruncatedError`
     for a value or a group running past the end;
     :class:`~codec.errors.VarintError` for a malformed varint;
     :class:`DepthLimitError` for groups or messages nested deeper than
@@ -1072,7 +1091,7 @@ class WireReader:
             value = varint_value(data, at, n)
             self._pos = at + n
         elif wire_type == _LEN:
-            n = _varint_length(data, at, end, base)
+            n = _size_length(data, at, end, base)
             size = varint_value(data, at, n)
             body = at + n
             if size > end - body:
@@ -1176,6 +1195,7 @@ __all__ = [
     "I64",
     "LEN",
     "MAX_FIELD_NUMBER",
+    "MAX_SIZE_BYTES",
     "SGROUP",
     "VARINT",
     "Delimited",

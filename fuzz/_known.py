@@ -26,9 +26,8 @@ FINDINGS = {
     "undeclared values in the field (upb moves each to the unknown fields), so decode -> "
     "encode was not a fixed point; the first fix missed numpy=True and wrote the moved values "
     "truncated to int32 (K1b)",
-    "K2": "open: a length prefix of 6 to 10 bytes inside a message (a non-minimal LEN size) "
-    "is accepted by codec and rejected by upb (protobuf 7.x reads sizes of at most 5 bytes); "
-    "not among the documented divergences",
+    "K2": "fixed: a LEN size of 6 to 10 bytes inside a message was accepted by codec and "
+    "rejected by upb (which reads sizes of at most 5 bytes); codec now refuses it as upb does",
     "K3": "fixed in 96652bd: a proto2 map entry without its key (or scalar value) decoded to "
     "a None key (value) where upb uses the zero value; the struct could not be encoded",
 }
@@ -100,49 +99,6 @@ def closed_enum_in_unknown(message: Any) -> bool:
             value = current._values[field.slot]
             if value is not None and field.message is not None:
                 pending.extend(_structs(value))
-    return False
-
-
-def _varint(data: bytes, pos: int, end: int) -> tuple[int, int] | None:
-    value = 0
-    for n in range(10):
-        if pos + n >= end:
-            return None
-        value |= (data[pos + n] & 0x7F) << (7 * n)
-        if data[pos + n] < 0x80:
-            return value, n + 1
-    return None
-
-
-def overlong_length(data: bytes, start: int = 0, end: int | None = None, depth: int = 0) -> bool:
-    """K2: a LEN field whose size takes more than 5 bytes, here or in a body read as a message."""
-    end = len(data) if end is None else end
-    pos = start
-    while pos < end:
-        tag = _varint(data, pos, end)
-        if tag is None:
-            return False
-        pos += tag[1]
-        wire_type = tag[0] & 7
-        if wire_type == 0:
-            value = _varint(data, pos, end)
-            if value is None:
-                return False
-            pos += value[1]
-        elif wire_type == 2:
-            size = _varint(data, pos, end)
-            if size is None:
-                return False
-            if size[1] > 5:
-                return True
-            body = pos + size[1]
-            if depth < 100 and overlong_length(data, body, min(body + size[0], end), depth + 1):
-                return True
-            pos = body + size[0]
-        elif wire_type in (1, 5):
-            pos += 8 if wire_type == 1 else 4
-        elif wire_type not in (3, 4):
-            return False
     return False
 
 

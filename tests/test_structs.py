@@ -911,6 +911,7 @@ MUST_ACCEPT = [
     pytest.param(E.CatInt32, b"\x08" + b"\x80" * 9 + b"\x00", {"value": 0}, id="10-byte-zero"),
     pytest.param(E.CatInt32, b"\x08" + b"\xff" * 9 + b"\x01", {"value": -1}, id="negative-int32"),
     pytest.param(E.CatString, b"\x0a\x83\x00abc", {"text": "abc"}, id="non-minimal-length"),
+    pytest.param(E.CatString, b"\x0a\x83\x80\x80\x80\x00abc", {"text": "abc"}, id="5-byte-length"),
     pytest.param(E.CatInt32, b"\x88\x80\x80\x80\x00\x01", {"value": 1}, id="5-byte-tag"),
     pytest.param(E.CatInt32, b"\x08\x01\x08\x02", {"value": 2}, id="last-int-wins"),
     pytest.param(E.CatString, b"\x0a\x01a\x0a\x01b", {"text": "b"}, id="last-string-wins"),
@@ -1104,6 +1105,11 @@ REJECT = [
     ("P1", E.CatString, b"\x12\x01", TruncatedError, 1),
     ("P1", E.CatString, b"\x0a\x80\x80\x80\x80\x10", (TruncatedError, WireFormatError), 1),
     ("P1", E.CatInt32, b"\x12\x05abc", TruncatedError, 1),  # unknown field
+    # K2: a size takes at most 5 bytes (upb's rule), whatever its value.
+    ("V4", E.CatString, b"\x0a\x80\x80\x80\x80\x80\x00", WireFormatError, 1),
+    ("V4", E.CatInt32, b"\x12" + b"\x80" * 9 + b"\x00", WireFormatError, 1),  # unknown field
+    ("V4", E.CatPackedInt32, b"\x0a\x81\x80\x80\x80\x80\x00\x01", WireFormatError, 1),
+    ("V4", L.WithGroups, b"\x0a" + b"\x80" * 9 + b"\x00", WireFormatError, 1),
     ("P1", E.CatNested, b"\x0a\x03\x12\x05abc", TruncatedError, 3),  # past its parent's end
     ("P2", E.CatFixed32, b"\x0dabc", TruncatedError, 1),
     ("P2", E.CatFixed64, b"\x09abcdefg", TruncatedError, 1),

@@ -45,7 +45,9 @@ other difference fails):
    ``WireFormatError`` at the tag.
 
 Not divergences, but upb behaviours codec must copy, so they are asserted:
-the last member of a oneof on the wire wins; a value that a proto2 (closed)
+the last member of a oneof on the wire wins; a length-delimited size written
+in more than 5 bytes (padded) is refused, as upb reads at most 5 (a finding, K2,
+until codec followed it); a value that a proto2 (closed)
 enum does not declare goes to the unknown fields (a singular field, and each
 such element of a repeated field, packed or not, as its own varint record); a
 map entry holding an unknown field (or a key or value with the wrong wire
@@ -587,6 +589,32 @@ def test_varint_overflow_in_a_length_is_no_divergence() -> None:
     with pytest.raises(codec.VarintError):
         codec.decode(struct_of(everything_pb2.CatString), data)
     assert check_against_upb(everything_pb2.CatString, data) == "both reject"
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "offset"),
+    [
+        pytest.param(everything_pb2.CatString, "0a 80 80 80 80 80 00", 1, id="6-byte-zero"),
+        pytest.param(everything_pb2.CatPackedInt32, "0a 81 80 80 80 80 00 01", 1, id="packed"),
+        pytest.param(everything_pb2.CatNested, "0a 07 0a 80 80 80 80 80 00", 3, id="unknown-len"),
+        pytest.param(legacy_pb2.WithGroups, "0a" + " 80" * 9 + " 00", 1, id="K2-reproducer"),
+    ],
+)
+def test_size_longer_than_5_bytes_is_refused_as_upb_refuses_it(
+    cls: Any, data: str, offset: int
+) -> None:
+    """K2: upb reads a LEN size in at most 5 bytes; codec refuses longer ones at the size."""
+    message = bytes.fromhex(data)
+    with pytest.raises(codec.WireFormatError) as info:
+        codec.decode(struct_of(cls), message)
+    assert info.value.offset == offset
+    assert check_against_upb(cls, message) == "both reject"
+
+
+def test_size_padded_to_5_bytes_is_accepted_as_upb_accepts_it() -> None:
+    message = bytes.fromhex("0a 83 80 80 80 00 61 62 63")
+    assert everything_pb2.CatString.FromString(message).text == "abc"
+    assert check_against_upb(everything_pb2.CatString, message) == "both accept, same content"
 
 
 @pytest.mark.parametrize(

@@ -957,8 +957,13 @@ CATALOGUE = [
     pytest.param("0a 05 61 62 63", TruncatedError, 1, 2, id="P1-len"),
     pytest.param("12 01", TruncatedError, 1, 1, id="P1-empty"),
     pytest.param("0a ff ff ff ff 0f", TruncatedError, 1, 2**32 - 1, id="P1-4GiB"),
-    pytest.param("0a ff ff ff ff ff ff ff ff 7f", TruncatedError, 1, 2**63 - 1, id="P1-2**63"),
-    pytest.param("0a " + "ff " * 9 + "01", TruncatedError, 1, 2**64 - 1, id="P1-2**64-1"),
+    pytest.param("0a ff ff ff ff 7f", TruncatedError, 1, 2**35 - 1, id="P1-largest-5-byte-size"),
+    # K2: a LEN size takes at most 5 bytes, as upb reads it; longer ones are refused at the size.
+    pytest.param("0a ff ff ff ff ff ff ff ff 7f", WireFormatError, 1, None, id="P1-2**63"),
+    pytest.param("0a " + "ff " * 9 + "01", WireFormatError, 1, None, id="P1-2**64-1"),
+    pytest.param("0a 80 80 80 80 80 00", WireFormatError, 1, None, id="K2-6-byte-zero-size"),
+    pytest.param("08 01 12 " + "80 " * 9 + "00", WireFormatError, 3, None, id="K2-10-byte-size"),
+    pytest.param("0b 0a 80 80 80 80 80 00 0c", WireFormatError, 2, None, id="K2-in-a-group"),
     pytest.param("0a 80 80 80 80 10 00", TruncatedError, 1, 2**32 - 1, id="F3-wraps-in-32-bits"),
     # P2: truncated fixed32 / fixed64.
     pytest.param("0d 61 62 63", TruncatedError, 1, 1, id="P2-fixed32"),
@@ -1009,6 +1014,8 @@ MUST_ACCEPT = [
     pytest.param("08 " + "80 " * 9 + "00", [(1, VARINT, 0)], id="V4-10-byte-zero"),
     pytest.param("08 " + "ff " * 9 + "01", [(1, VARINT, 2**64 - 1)], id="V3-largest"),
     pytest.param("0a 83 00 61 62 63", [(1, LEN, b"abc")], id="V4-padded-length"),
+    pytest.param("0a 80 80 80 80 00", [(1, LEN, b"")], id="V4-5-byte-zero-length"),
+    pytest.param("0b 0a 80 80 80 80 00 0c", [(1, SGROUP, h("0a 80 80 80 80 00"))], id="V4-group"),
     # Non-minimal tags up to 5 bytes.
     pytest.param("88 80 80 80 00 01", [(1, VARINT, 1)], id="padded-5-byte-tag"),
     pytest.param("f8 ff ff ff 0f 01", [(MAX_FIELD_NUMBER, VARINT, 1)], id="T2-largest-field"),

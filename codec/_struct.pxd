@@ -58,6 +58,7 @@ cdef class Struct:
     cdef MessagePlan _plan
     cdef public list _values
     cdef public bytes _unknown
+    cdef Py_ssize_t _size  # left by message_size_at for write_message_at
 
 cdef class Field:
     cdef readonly Py_ssize_t slot
@@ -112,14 +113,17 @@ cdef Py_ssize_t _value_size(FieldPlan field, MessagePlan plan, object value, int
 @cython.locals(sub=MessagePlan)
 cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value,
                                  int depth) except -1
-@cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan)
-cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth) except -1
+@cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, size=Py_ssize_t,
+               value_size=Py_ssize_t)
+cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth,
+                            bint measured) except -1
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
 cdef bint _sized(object value) except -1
 @cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(values=list, total=Py_ssize_t, field=FieldPlan)
 cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
+cdef Py_ssize_t _measured(Struct message) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
 cdef int _check_oneofs(MessagePlan plan, list values) except -1
 cdef object _oneof_error(MessagePlan plan, list values, str name, object slots)

@@ -6,11 +6,13 @@ that knows its kind, tag and slot. Struct instances keep their field values
 in one list (``_values``), indexed by slot, so the compiled encoder reads
 them without attribute lookups.
 
-Encoding is two passes over the plan: :func:`message_size` measures, then
-:func:`write_message` writes into room already made, so a nested message's
-length prefix is known before its body and is always minimal. Nested sizes
-are measured again when written (no cache to allocate): the cost grows with
-nesting depth, not with anything a peer controls. Nothing is allocated for
+Encoding is two passes over the plan: :func:`message_size_at` measures, then
+:func:`write_message_at` writes into room already made, so a nested message's
+length prefix is known before its body and is always minimal. The size pass
+leaves each struct's size in a slot of the struct (``_size``, as protobuf
+C++'s ``_cached_size_``), where the write pass reads the length prefixes of
+sub-messages and map entries: every message is measured once, and encoding
+is linear in the size of the tree, however deep. Nothing is allocated for
 integers, floats, ``bytes``, ``str`` (CPython keeps a ``str``'s UTF-8 form)
 or nested structs, so a warm encode allocates nothing.
 
@@ -196,6 +198,7 @@ class Struct:
         self._plan = plan  # kept on the instance: no class lookup per encode
         self._values = plan.new_values()
         self._unknown = b""
+        self._size = 0  # left by the last size pass, for the write pass that follows
         for name, value in fields.items():
             field = plan.by_name.get(name)
             if field is None:
@@ -460,16 +463,25 @@ def _submessage_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int
     return message_size_at(sub, value, depth + 1)
 
 
-def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int) -> int:
-    """Bytes of one map entry message (key and value are always written, as upb does)."""
+def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int, measured: bool) -> int:
+    """Bytes of one map entry message (key and value are always written, as upb does).
+
+    ``measured`` (the write pass): a message value's size is the one its size
+    pass left in it, not measured again.
+    """
     entry: MessagePlan = field.message  # type: ignore[assignment]
     key_field: FieldPlan = field.map_key  # type: ignore[assignment]
     value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+    if measured and value_field.kind == MESSAGE:
+        size = _measured(value)
+        value_size = varint_size(size) + size
+    else:
+        value_size = _value_size(value_field, entry, value, depth)
     return (
         key_field.tag_size
         + _value_size(key_field, entry, key, depth)
         + value_field.tag_size
-        + _value_size(value_field, entry, value, depth)
+        + value_size
     )
 
 
@@ -497,7 +509,7 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
     if field.map_key is not None:
         total = 0
         for key, item in value.items():
-            entry = _entry_size(field, key, item, depth)
+            entry = _entry_size(field, key, item, depth, False)
             total += field.tag_size + varint_size(entry) + entry
         return total
     if field.repeated:
@@ -541,7 +553,10 @@ def _bits_size(field: FieldPlan, bits: int) -> int:
 
 
 def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
-    """Encoded size of ``message``; ``depth`` guards against structs that contain themselves."""
+    """Encoded size of ``message``, also left in ``message._size`` for the write pass.
+
+    ``depth`` guards against structs that contain themselves.
+    """
     if depth > _MAX_DEPTH:
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
     values = message._values
@@ -550,7 +565,14 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
         total += _field_size(field, plan, values[field.slot], depth)
     if plan.oneofs:
         _check_oneofs(plan, values)
-    return total + len(message._unknown)
+    total += len(message._unknown)
+    message._size = total
+    return total
+
+
+def _measured(message: Struct) -> int:
+    """The size the size pass left in a sub-message (the write pass always follows one)."""
+    return message._size
 
 
 def _check_oneofs(plan: MessagePlan, values: list[Any]) -> None:
@@ -598,7 +620,7 @@ def _write_value(
     if kind == GROUP:
         pos = write_message_at(sub, value, out, pos, depth + 1)
         return varint_write(out, pos, field.end_tag)
-    pos = varint_write(out, pos, message_size_at(sub, value, depth + 1))
+    pos = varint_write(out, pos, _measured(value))
     return write_message_at(sub, value, out, pos, depth + 1)
 
 
@@ -611,7 +633,7 @@ def _write_field(
         value_field: FieldPlan = field.map_value  # type: ignore[assignment]
         for key, item in sorted(value.items(), key=_map_order(key_field)):
             pos = varint_write(out, pos, field.tag)
-            pos = varint_write(out, pos, _entry_size(field, key, item, depth))
+            pos = varint_write(out, pos, _entry_size(field, key, item, depth, True))
             pos = varint_write(out, pos, key_field.tag)
             pos = _write_value(key_field, entry, key, out, pos, depth)
             pos = varint_write(out, pos, value_field.tag)
@@ -673,7 +695,11 @@ def _utf8(key: str | bytes) -> bytes:
 
 
 def write_message_at(plan: MessagePlan, message: Struct, out: Any, pos: int, depth: int) -> int:
-    """Write ``message`` at ``out[pos]`` (room made for message_size); return the end."""
+    """Write ``message`` at ``out[pos]``; return the end.
+
+    :func:`message_size_at` must have just measured ``message`` (its room is
+    made, and the sizes of its sub-messages are the ones it left).
+    """
     values = message._values
     for field in plan.fields:
         pos = _write_field(field, plan, values[field.slot], out, pos, depth)
@@ -683,7 +709,7 @@ def write_message_at(plan: MessagePlan, message: Struct, out: Any, pos: int, dep
 
 
 def encode_into(message: Struct, data: bytearray, offset: int) -> int:
-    """Write ``message`` at ``offset`` of ``data`` (room made); return the end offset."""
+    """Write ``message`` at ``offset`` of ``data`` (measured, room made); return the end."""
     return write_message_at(plan_of(message), message, byte_pointer(data), offset, 0)
 
 
@@ -738,6 +764,7 @@ def new_struct(plan: MessagePlan) -> Struct:
     message._plan = plan
     message._values = plan.new_values()
     message._unknown = b""
+    message._size = 0
     return message
 
 

@@ -420,6 +420,55 @@ def test_large_nested_lengths() -> None:
     assert bytes(encoder.getbuffer()) == varint(len(expected)) + expected
 
 
+class CountedInt:
+    """An int32 value that counts how often the encoder reads it (``__index__``)."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+        self.reads = 0
+
+    def __index__(self) -> int:
+        self.reads += 1
+        return self.value
+
+
+@pytest.mark.parametrize(
+    ("via", "levels"),
+    # A map value is two levels deep for upb (entry, value), so that chain is shorter.
+    [("recursive", 100), ("map-value", 50), ("both", 66)],
+)
+def test_encode_measures_each_nested_message_once(via: str, levels: int) -> None:
+    """A2: one size pass and one write pass per message, so encoding is linear in depth.
+
+    The write pass used to measure every sub-message again at every level, so
+    a value at depth d was read d + 2 times and a depth-100 chain cost
+    O(depth**2).
+    """
+    cls = S(E.AllTypes)
+    counted = [CountedInt(i) for i in range(levels)]  # the root at depth 0, the last at levels - 1
+    message = None
+    for level, value in enumerate(counted):
+        if message is None:
+            message = cls(f_int32=value)
+        elif via == "recursive" or (via == "both" and level % 2):
+            message = cls(f_int32=value, recursive=message)
+        else:
+            message = cls(f_int32=value, m_string_self={str(level): message})
+    assert message is not None
+    expected = upb_bytes(codec.to_pb2(message))
+    for v in counted:
+        v.reads = 0
+
+    assert codec.encode(message) == expected
+    assert [v.reads for v in counted] == [2] * len(counted)
+    encoder = codec.FrameEncoder()
+    encoder.encode(message)
+    assert bytes(encoder.getbuffer()) == varint(len(expected)) + expected
+    assert [v.reads for v in counted] == [4] * len(counted)
+    assert codec.encoded_size(message) == len(expected)
+    assert [v.reads for v in counted] == [5] * len(counted)
+
+
 def test_fields_are_written_in_number_order() -> None:
     # The oneof `choice` declares c_string (112) before c_uint32 (111); field 130 comes
     # after the maps; the message fields come between scalars.

@@ -3,7 +3,7 @@ cimport cython
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-cdef Py_ssize_t MAX_DEPTH
+cdef Py_ssize_t _DEPTH_LIMIT
 
 @cython.locals(ts=timespec)
 cpdef int64_t now_ns() noexcept

@@ -42,6 +42,7 @@ COMPILED: bool = cython.compiled
 
 # The depth column holds one byte per scope; a scope deeper than this is dropped.
 MAX_DEPTH = 255
+_DEPTH_LIMIT = MAX_DEPTH  # the same, as a C constant when compiled
 # Rows a recorder starts with, and the default bound on its rows (21 bytes each).
 INITIAL_ROWS = 1024
 DEFAULT_MAX_ROWS = 1 << 20
@@ -62,7 +63,7 @@ class ThreadRecorder:
         self.track_ref = track_ref
         self.max_rows = max_rows
         self._lock = lock
-        self._open = numpy.zeros(MAX_DEPTH, dtype=numpy.int64)
+        self._open = numpy.zeros(_DEPTH_LIMIT, dtype=numpy.int64)
         self._depth = 0
         self._drop_depth = -1  # the depth of the dropped scope being skipped, -1 if none
         self.dropped = 0
@@ -78,7 +79,7 @@ class ThreadRecorder:
         row = self._count
         if (
             self._drop_depth >= 0
-            or depth >= MAX_DEPTH
+            or depth >= _DEPTH_LIMIT
             or (row == self._capacity and not self._make_room())
         ):
             if self._drop_depth < 0:
@@ -190,7 +191,7 @@ class Scope:
     def __enter__(self) -> None:
         self._recording.recorder().begin(self.scope_id)
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         self._recording.recorder().end()
 
 
@@ -200,7 +201,7 @@ class NullScope:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         return None
 
 

@@ -88,6 +88,11 @@ class Profiler:
     def enabled(self, value: bool) -> None:
         self._recording.enabled = bool(value)
 
+    @property
+    def dropped_scopes(self) -> int:
+        """Scopes not recorded: nested over 255 deep, or met with a thread's rows all in use."""
+        return sum(recorder.dropped for recorder in self._recorders)
+
     # --- registration -------------------------------------------------------------------
 
     def register_scope(
@@ -114,7 +119,7 @@ class Profiler:
         """Decorator: time every call of ``fn`` as a scope named after it."""
         code = fn.__code__
         scope_id = self.register_scope(
-            fn.__qualname__,
+            _display_name(fn.__qualname__),
             kind=ScopeKind.FUNCTION,
             function=fn.__qualname__,
             file=_short_path(code.co_filename),
@@ -269,6 +274,12 @@ class Profiler:
         return self.register_scope(
             name, file=_short_path(frame.f_code.co_filename), line=frame.f_lineno
         )
+
+
+def _display_name(qualname: str) -> str:
+    """``Class.method`` or ``outer.inner`` from a qualified name, without ``<locals>``."""
+    parts = [part for part in qualname.split(".") if part != "<locals>"]
+    return ".".join(parts[-2:])
 
 
 def _short_path(path: str) -> str:

@@ -1,0 +1,736 @@
+"""The profiler's producer side and its stream: recording, frames, packets, limits, allocations.
+
+Frames are recorded by a real :class:`Profiler` (or built by hand for the
+round trips) and read back with :class:`Receiver`; the stream is also parsed
+by upb with classes generated from ``profiler.proto``, so the hand-written
+encoder and the published schema cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.resources
+import itertools
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_heap import measure
+
+from codec import DecodeError, FrameEncoder, varint
+from codec.profiler import (
+    COMPILED,
+    Frame,
+    PacketWriter,
+    Profiler,
+    Receiver,
+    Registry,
+    ScopeKind,
+    Session,
+    StreamError,
+    TrackKind,
+    TrackScopes,
+    find_keyframe,
+    read_capture,
+)
+from codec.profiler._recorder import MAX_DEPTH, now_ns
+
+
+class Collect:
+    """A sink that keeps a copy of everything it is sent."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def send(self, registry: memoryview, frame: memoryview) -> None:
+        self.data += registry
+        self.data += frame
+
+
+def stream_of(profiler: Profiler) -> tuple[Collect, bytearray]:
+    """Attach a collecting sink; returns it and the keyframe it starts with."""
+    sink = Collect()
+    sink.data += profiler.keyframe()
+    profiler.add_sink(sink)
+    return sink, sink.data
+
+
+def decode(data: bytes | bytearray) -> tuple[Receiver, list[Frame]]:
+    receiver = Receiver()
+    receiver.feed(bytes(data))
+    frames = [item for item in receiver if isinstance(item, Frame)]
+    receiver.feed_eof()
+    return receiver, frames
+
+
+def names(receiver: Receiver, track: TrackScopes) -> list[str]:
+    return [receiver.registry.scope(int(i)).name for i in track.scope_id]
+
+
+# --- recording -----------------------------------------------------------------------------
+
+
+def test_scopes_are_recorded_in_pre_order_with_depths_and_names() -> None:
+    profiler = Profiler("test")
+    sink, _ = stream_of(profiler)
+
+    @profiler.function
+    def leaf() -> None:
+        with profiler.scope("inner"):
+            pass
+
+    with profiler.scope("outer"):
+        leaf()
+        leaf()
+    assert profiler.end_frame() == 1
+    receiver, frames = decode(sink.data)
+    (frame,) = frames
+    (track,) = frame.tracks
+    leaf_name = "test_scopes_are_recorded_in_pre_order_with_depths_and_names.leaf"
+    assert names(receiver, track) == ["outer", leaf_name, "inner", leaf_name, "inner"]
+    assert track.depth.tolist() == [0, 1, 2, 1, 2]
+    starts, durations = track.start_ns, track.duration_ns
+    assert (durations >= 0).all()
+    assert (numpy.diff(starts) >= 0).all()
+    # children lie within their parent
+    assert starts[1] >= starts[0] and starts[4] + durations[4] <= starts[0] + durations[0]
+    assert frame.start_ns == starts[0]
+    assert frame.duration_ns >= durations[0]
+    leaf_def = receiver.registry.scope(int(track.scope_id[1]))
+    assert leaf_def.kind == ScopeKind.FUNCTION
+    assert leaf_def.function.endswith("leaf")
+    assert leaf_def.file.endswith("test_profiler.py") and leaf_def.line > 0
+    outer = receiver.registry.scope(int(track.scope_id[0]))
+    assert outer.kind == ScopeKind.NAMED and outer.file.endswith("test_profiler.py")
+
+
+def test_the_clock_is_perf_counter_ns() -> None:
+    before = time.perf_counter_ns()
+    now = now_ns()
+    after = time.perf_counter_ns()
+    assert before <= now <= after
+
+
+def test_an_open_top_level_scope_goes_to_a_later_frame() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    with profiler.scope("long"):
+        with profiler.scope("child"):
+            pass
+        assert profiler.end_frame() == 0  # nothing finished yet: no frame
+    with profiler.scope("short"):
+        pass
+    assert profiler.end_frame() == 1
+    receiver, frames = decode(sink.data)
+    assert [names(receiver, t) for t in frames[0].tracks] == [["long", "child", "short"]]
+
+
+def test_each_thread_is_a_track_named_after_it() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+
+    def work() -> None:
+        for _ in range(3):
+            with profiler.scope("work"):
+                pass
+
+    threads = [threading.Thread(target=work, name=f"worker-{i}") for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    profiler.end_frame()
+    receiver, frames = decode(sink.data)
+    tracks = {receiver.registry.track(t.track_ref).name: len(t) for t in frames[0].tracks}
+    assert tracks == {"worker-0": 3, "worker-1": 3, "worker-2": 3}
+    assert all(track.kind == TrackKind.CPU_THREAD for track in receiver.registry.tracks)
+
+
+def test_rows_are_reused_after_a_frame_and_grow_while_wanted() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    scope = profiler.register_scope("s")
+    with profiler.scope("root"):  # kept open: its rows may never be taken meanwhile
+        for _ in range(5000):
+            with scope():
+                pass
+    for _ in range(3):  # 3 frames of 3000 top-level scopes: rows are moved to the front
+        for _ in range(3000):
+            with scope():
+                pass
+        profiler.end_frame()
+    receiver, frames = decode(sink.data)
+    assert [f.num_scopes for f in frames] == [5001 + 3000, 3000, 3000]
+    assert names(receiver, frames[0].tracks[0])[:2] == ["root", "s"]
+    assert frames[0].tracks[0].depth[:3].tolist() == [0, 1, 1]
+
+
+def test_a_full_recorder_drops_whole_scopes_and_counts_them() -> None:
+    profiler = Profiler(max_rows_per_thread=4)
+    sink, _ = stream_of(profiler)
+    with profiler.scope("root"):
+        for _ in range(2):
+            with profiler.scope("a"), profiler.scope("b"):
+                pass
+    profiler.end_frame()
+    receiver, frames = decode(sink.data)
+    track = frames[0].tracks[0]
+    # root, a, b, a fit; the second b is dropped with nothing half-recorded
+    assert names(receiver, track) == ["root", "a", "b", "a"]
+    assert profiler.dropped_scopes == 1
+
+
+def test_scopes_deeper_than_the_depth_column_are_dropped() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    scope = profiler.register_scope("deep")
+
+    def nest(levels: int) -> None:
+        if levels:
+            with scope():
+                nest(levels - 1)
+
+    nest(MAX_DEPTH + 5)
+    profiler.end_frame()
+    _, frames = decode(sink.data)
+    assert frames[0].num_scopes == MAX_DEPTH
+    assert int(frames[0].tracks[0].depth.max()) == MAX_DEPTH - 1
+    assert profiler.dropped_scopes == 5
+
+
+def test_an_end_without_a_begin_is_an_error() -> None:
+    profiler = Profiler()
+    scope = profiler.register_scope("s")
+    with pytest.raises(RuntimeError, match="none is open"):
+        scope().__exit__(None, None, None)
+
+
+def test_a_disabled_profiler_records_and_sends_nothing() -> None:
+    profiler = Profiler(enabled=False)
+    sink, keyframe = stream_of(profiler)
+    size = len(keyframe)
+
+    @profiler.function
+    def call(x: int) -> int:
+        return x + 1
+
+    with profiler.scope("off"):
+        assert call(1) == 2
+    assert profiler.end_frame() == 0
+    assert len(sink.data) == size
+
+
+def test_switching_off_inside_a_scope_still_closes_it() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    with profiler.scope("outer"):
+        profiler.enabled = False
+        with profiler.scope("ignored"):
+            pass
+        profiler.enabled = True
+        with profiler.scope("inner"):
+            pass
+    profiler.end_frame()
+    receiver, frames = decode(sink.data)
+    assert names(receiver, frames[0].tracks[0]) == ["outer", "inner"]
+
+
+def test_user_scopes_are_reported_on_their_own_track() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    gpu = profiler.register_track("gpu queue")
+    draw, blit = profiler.register_user_scopes(["draw", "blit"])
+    base = now_ns()
+    profiler.report_user_scopes(
+        gpu, [draw, blit, blit], [base, base + 10, base + 50], [100, 20, 30], [0, 1, 1]
+    )
+    assert profiler.end_frame() == 1
+    receiver, frames = decode(sink.data)
+    (track,) = frames[0].tracks
+    assert receiver.registry.track(track.track_ref).kind == TrackKind.GPU_QUEUE
+    assert names(receiver, track) == ["draw", "blit", "blit"]
+    assert track.start_ns.tolist() == [base, base + 10, base + 50]
+    assert frames[0].duration_ns == 100
+    with pytest.raises(ValueError, match="pre-order"):
+        profiler.report_user_scopes(gpu, [draw, blit], [base, base - 1], [1, 1], [0, 1])
+    with pytest.raises(ValueError, match="not registered"):
+        profiler.report_user_scopes(gpu, [99], [base], [1], [0])
+
+
+# --- the stream ----------------------------------------------------------------------------
+
+track_columns = st.integers(1, 60).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(1, 5), min_size=n, max_size=n),
+        st.lists(st.integers(0, 10**7), min_size=n, max_size=n),
+        st.lists(st.integers(0, 10**9), min_size=n, max_size=n),
+        st.lists(st.integers(0, 1), min_size=n, max_size=n),
+    )
+)
+
+
+def build_frames(raw: list[list[Any]], base: int) -> list[Frame]:
+    """Frames from hypothesis columns: depths made valid, starts made ascending."""
+    frames = []
+    for index, tracks in enumerate(raw, 1):
+        built = []
+        for track_ref, (ids, gaps, durations, steps) in enumerate(tracks, 1):
+            depth = [0]
+            for step in steps[1:]:
+                depth.append(depth[-1] + 1 if step else 0)
+            starts = base + numpy.cumsum(numpy.array(gaps, dtype=numpy.int64))
+            built.append(
+                TrackScopes(
+                    track_ref,
+                    numpy.array(ids, dtype=numpy.uint32),
+                    starts,
+                    numpy.array(durations, dtype=numpy.int64),
+                    numpy.array(depth, dtype=numpy.uint8),
+                )
+            )
+        start = min(int(t.start_ns[0]) for t in built)
+        frames.append(Frame(index, start, 12345, tuple(built)))
+    return frames
+
+
+def registry_for_tests() -> Registry:
+    registry = Registry()
+    for i in range(5):
+        registry.add_scope(f"scope {i}", ScopeKind.FUNCTION, f"fn{i}", "game/loop.py", 10 * i)
+    for i in range(3):
+        registry.add_track(f"thread {i}", TrackKind.CPU_THREAD, 1000 + i)
+    return registry
+
+
+def write_stream(frames: list[Frame], *, fixed: bool) -> bytes:
+    registry = registry_for_tests()
+    writer = PacketWriter(Session.new("test", fixed_columns=fixed))
+    out = FrameEncoder()
+    writer.keyframe(out, registry)
+    for frame in frames:
+        writer.frame(
+            out, frame.index, frame.start_ns, frame.duration_ns, frame.tracks, frame.num_scopes
+        )
+    return bytes(out.getbuffer())
+
+
+def assert_same_frames(got: list[Frame], want: list[Frame]) -> None:
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        assert (a.index, a.start_ns, a.duration_ns) == (b.index, b.start_ns, b.duration_ns)
+        assert len(a.tracks) == len(b.tracks)
+        for x, y in zip(a.tracks, b.tracks, strict=True):
+            assert x.track_ref == y.track_ref
+            for column in ("scope_id", "start_ns", "duration_ns", "depth"):
+                assert getattr(x, column).tolist() == getattr(y, column).tolist(), column
+
+
+@given(
+    raw=st.lists(st.lists(track_columns, min_size=1, max_size=3), min_size=1, max_size=4),
+    fixed=st.booleans(),
+    base=st.integers(0, 2**62),
+    chunk=st.integers(1, 64),
+)
+def test_frames_round_trip_split_anywhere(
+    raw: list[list[Any]], fixed: bool, base: int, chunk: int
+) -> None:
+    frames = build_frames(raw, base)
+    data = write_stream(frames, fixed=fixed)
+    receiver = Receiver()
+    got: list[Frame] = []
+    for i in range(0, len(data), chunk):
+        receiver.feed(data[i : i + chunk])
+        got.extend(item for item in receiver if isinstance(item, Frame))
+    receiver.feed_eof()
+    assert_same_frames(got, frames)
+    assert receiver.registry.scopes == registry_for_tests().scopes
+    assert receiver.registry.tracks == registry_for_tests().tracks
+    assert receiver.session is not None and receiver.session.fixed_columns == fixed
+
+
+def test_varint_columns_are_smaller_than_fixed_ones() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    fixed = Profiler(fixed_columns=True)
+    fixed_sink, _ = stream_of(fixed)
+    for p in (profiler, fixed):
+        for _ in range(1000):
+            with p.scope("a"), p.scope("b"):
+                pass
+        p.end_frame()
+    assert len(sink.data) < len(fixed_sink.data) / 2
+    (compact,) = decode(sink.data)[1]
+    (wide,) = decode(fixed_sink.data)[1]
+    assert compact.num_scopes == wide.num_scopes == 2000
+    for a, b in zip(compact.tracks, wide.tracks, strict=True):
+        assert a.depth.tolist() == b.depth.tolist() == [0, 1] * 1000
+
+
+def test_frames_before_any_keyframe_are_skipped_and_counted() -> None:
+    profiler = Profiler()
+    sink = Collect()
+    profiler.add_sink(sink)  # no keyframe first
+    with profiler.scope("a"):
+        pass
+    profiler.end_frame()
+    receiver, frames = decode(sink.data)
+    assert frames == [] and receiver.frames_skipped == 1
+
+
+def test_a_new_session_starts_a_new_registry() -> None:
+    first, second = Profiler("one"), Profiler("two")
+    data = bytearray()
+    for profiler, order in ((first, ["a", "b"]), (second, ["b", "a"])):
+        sink, _ = stream_of(profiler)
+        for name in order:
+            with profiler.scope(name):
+                pass
+        profiler.end_frame()
+        data += sink.data
+    receiver = Receiver()
+    receiver.feed(bytes(data))
+    seen = [
+        (item.producer_name if isinstance(item, Session) else names(receiver, item.tracks[0]))
+        for item in receiver
+    ]
+    assert seen == ["one", ["a", "b"], "two", ["b", "a"]]
+
+
+def test_a_cut_file_is_read_from_its_next_keyframe() -> None:
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    for frame in range(1, 7):
+        if frame == 4:
+            sink.data += profiler.keyframe()
+        with profiler.scope(f"frame {frame}"):
+            pass
+        profiler.end_frame()
+    data = bytes(sink.data)
+    second = find_keyframe(data, 1)
+    assert second > 0 and find_keyframe(data) == 0
+    for cut in range(1, second + 1):
+        items = [item for _, item in read_capture(data[cut:])]
+        assert [item.index for item in items if isinstance(item, Frame)] == [4, 5, 6]
+    for cut in range(second + 1, len(data)):
+        assert all(isinstance(item, Frame) is False for _, item in read_capture(data[cut:]))
+    # and cut at the end: the last packet is lost, the rest reads
+    items = [item for _, item in read_capture(data[:-3])]
+    assert [item.index for item in items if isinstance(item, Frame)] == [1, 2, 3, 4, 5]
+
+
+# --- bad streams -----------------------------------------------------------------------------
+
+
+def packet(build: Any) -> bytes:
+    out = FrameEncoder()
+    with out.frame() as writer:
+        build(writer)
+    return bytes(out.getbuffer())
+
+
+def keyframe_bytes() -> bytes:
+    out = FrameEncoder()
+    PacketWriter(Session(7, "bad")).keyframe(out, registry_for_tests())
+    return bytes(out.getbuffer())
+
+
+def frame_packet(**columns: Any) -> bytes:
+    def build(writer: Any) -> None:
+        writer.uint32(1, 2)
+        with writer.message(4) as frame:
+            with frame.message(1) as meta:
+                meta.uint64(1, 1)
+                meta.uint32(4, columns.pop("num_scopes", 1))
+            with frame.message(2) as track:
+                track.uint32(1, columns.pop("track", 1))
+                for field, (kind, values) in columns.pop("packed", {}).items():
+                    track.packed(field, kind, values)
+                track.bytes(5, columns.pop("depth", b"\x00"))
+
+    return packet(build)
+
+
+def header(magic: int = 0x31465043, major: int = 1) -> bytes:
+    def build(writer: Any) -> None:
+        writer.uint32(1, 1)
+        with writer.message(2) as h:
+            h.fixed32(1, magic)
+            h.uint32(2, major)
+
+    return packet(build)
+
+
+def registry_packet_entry(writer: Any, table: int, fill: Any) -> None:
+    with writer.message(3) as delta, delta.message(table) as entry:
+        fill(entry)
+
+
+ONE = {2: ("uint32", [1]), 3: ("uint64", [0]), 4: ("uint64", [5])}
+
+BAD_STREAMS = {
+    "bad magic": (header(magic=0x12345678), "not a profiler stream"),
+    "newer major version": (header(major=2), "version 2.0 is not supported"),
+    "undefined scope id": (
+        keyframe_bytes() + frame_packet(packed={**ONE, 2: ("uint32", [6])}),
+        "scope id outside 1..5",
+    ),
+    "scope id 0": (
+        keyframe_bytes() + frame_packet(packed={**ONE, 2: ("uint32", [0])}),
+        "scope id outside",
+    ),
+    "undefined track": (keyframe_bytes() + frame_packet(packed=ONE, track=9), "track 9"),
+    "columns of different lengths": (
+        keyframe_bytes() + frame_packet(packed={**ONE, 4: ("uint64", [5, 6])}),
+        "columns of 1, 1, 2 and 1",
+    ),
+    "num_scopes disagrees": (
+        keyframe_bytes() + frame_packet(packed=ONE, num_scopes=3),
+        "declares 3 scopes and holds 1",
+    ),
+    "first depth not 0": (keyframe_bytes() + frame_packet(packed=ONE, depth=b"\x01"), "pre-order"),
+    "depth jumps by 2": (
+        keyframe_bytes()
+        + frame_packet(
+            packed={2: ("uint32", [1, 1]), 3: ("uint64", [0, 0]), 4: ("uint64", [1, 1])},
+            depth=b"\x00\x02",
+            num_scopes=2,
+        ),
+        "pre-order",
+    ),
+    "mixed column families": (
+        keyframe_bytes() + frame_packet(packed={**ONE, 12: ("fixed32", [1])}),
+        "mixes the varint and fixed",
+    ),
+    "registry ids not dense": (
+        keyframe_bytes()
+        + packet(
+            lambda w: registry_packet_entry(w, 1, lambda e: (e.uint32(1, 9), e.string(2, "x")))
+        ),
+        "string id 9 out of order",
+    ),
+    "scope redefined": (
+        keyframe_bytes()
+        + packet(
+            lambda w: registry_packet_entry(w, 2, lambda e: (e.uint32(1, 1), e.string(2, "z")))
+        ),
+        "scope id 1 redefined",
+    ),
+    "invalid UTF-8": (
+        keyframe_bytes()
+        + packet(
+            lambda w: registry_packet_entry(w, 1, lambda e: (e.uint32(1, 3), e.bytes(2, b"\xff")))
+        ),
+        "invalid UTF-8",
+    ),
+    "a string where a number belongs": (
+        keyframe_bytes()
+        + packet(lambda w: registry_packet_entry(w, 1, lambda e: e.string(1, "three"))),
+        "holds bytes where a number belongs",
+    ),
+    "malformed packet": (keyframe_bytes() + b"\x02\x08\xff", "malformed packet"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_STREAMS)
+def test_bad_streams_raise_stream_errors_with_the_packet_offset(name: str) -> None:
+    data, message = BAD_STREAMS[name]
+    receiver = Receiver()
+    receiver.feed(data)
+    with pytest.raises(StreamError, match=message) as raised:
+        list(receiver)
+    headers_only = name in ("bad magic", "newer major version")
+    assert raised.value.offset == (0 if headers_only else len(keyframe_bytes()))
+
+
+@given(st.binary(max_size=200), st.integers(0, 10))
+def test_any_bytes_after_a_keyframe_raise_only_decode_errors(tail: bytes, cut: int) -> None:
+    data = keyframe_bytes()[cut:] + tail
+    receiver = Receiver()
+    try:
+        receiver.feed(data)
+        list(receiver)
+        receiver.feed_eof()
+    except DecodeError:
+        pass
+    for _, item in read_capture(data):
+        assert isinstance(item, Frame | Session)
+
+
+def test_the_stream_parses_with_classes_generated_from_the_schema(tmp_path: Path) -> None:
+    grpc_tools = pytest.importorskip("grpc_tools")
+    del grpc_tools
+    proto = importlib.resources.files("codec.profiler") / "profiler.proto"
+    (tmp_path / "profiler.proto").write_text(proto.read_text())
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{tmp_path}",
+            f"--python_out={tmp_path}",
+            str(tmp_path / "profiler.proto"),
+        ],
+        check=True,
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import profiler_pb2  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    for fixed in (False, True):
+        frames = build_frames([[((1, 2, 3), (5, 0, 7), (100, 3, 2), (0, 1, 0))] * 2], 10**12)
+        data = write_stream(frames, fixed=fixed)
+        packets = []
+        offset = 0
+        while offset < len(data):
+            size, offset = varint.decode(data, offset)
+            packets.append(profiler_pb2.Packet.FromString(data[offset : offset + size]))
+            offset += size
+        head, registry, frame = packets
+        assert head.sequence_flags == 1 and head.header.magic == 0x31465043
+        assert head.header.features == ["fixed_columns" if fixed else "varint_columns"]
+        assert [s.name for s in registry.registry.scopes] == [f"scope {i}" for i in range(5)]
+        assert registry.registry.strings[registry.registry.scopes[1].file_iid - 1].value == (
+            "game/loop.py"
+        )
+        assert registry.registry.next_scope_id == 6
+        assert frame.sequence_flags == 2 and frame.frame.meta.num_scopes == 6
+        track = frame.frame.tracks[1]
+        assert track.depth == b"\x00\x01\x00"
+        if fixed:
+            assert list(track.scope_id_fixed) == [1, 2, 3]
+            assert list(track.start_fixed) == [10**12 + 5, 10**12 + 5, 10**12 + 12]
+            assert list(track.duration_fixed) == [100, 3, 2]
+        else:
+            assert list(track.scope_id) == [1, 2, 3]
+            assert list(track.start_delta) == [0, 0, 7]  # from the frame start
+            assert list(track.duration) == [100, 3, 2]
+    out = FrameEncoder()
+    PacketWriter(Session(1)).stats(out, 3, 30)
+    stats = profiler_pb2.Packet.FromString(bytes(out.getbuffer())[1:]).stats
+    assert (stats.frames_dropped_total, stats.queue_capacity) == (3, 30)
+
+
+# --- allocations -----------------------------------------------------------------------------
+
+
+def recording_loop(profiler: Profiler, scopes: int) -> Any:
+    scope = profiler.register_scope("hot")
+
+    def run() -> None:
+        for _ in itertools.repeat(None, scopes):  # no int objects per turn
+            with scope():
+                pass
+
+    return run
+
+
+def allocations(body: Any, turns: int) -> int:
+    """Allocation calls made by ``body(turns)`` (memray counts every one, even if freed at once)."""
+    memray = pytest.importorskip("memray")
+    body(turns)  # warm up
+    gc.collect()
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "trace.bin"
+        with memray.Tracker(path, trace_python_allocators=True):
+            body(turns)
+        reader = memray.FileReader(path)
+        try:
+            count = sum(1 for _ in reader.get_allocation_records())
+        finally:
+            reader.close()
+    return count
+
+
+@pytest.mark.skipif(not COMPILED, reason="the no-allocation claim is for the compiled recorder")
+def test_recording_a_scope_adds_no_allocation_to_the_with_statement() -> None:
+    profiler = Profiler()
+    scope = profiler.register_scope("hot")
+    null = Profiler(enabled=False).scope("off")
+
+    def recorded(turns: int) -> None:
+        for _ in itertools.repeat(None, turns):
+            with scope():
+                pass
+        profiler.end_frame()
+
+    def empty(turns: int) -> None:
+        for _ in itertools.repeat(None, turns):
+            with null:
+                pass
+
+    def entered_directly(turns: int) -> None:
+        for _ in itertools.repeat(None, turns):
+            scope.__enter__()
+            scope.__exit__(None, None, None)
+        profiler.end_frame()
+
+    # The with statement allocates its bound __enter__/__exit__ on CPython, for any
+    # context manager; recording allocates nothing on top of that. (end_frame() adds a
+    # constant, the same for 10,000 and 40,000 scopes.)
+    added = {
+        turns: allocations(recorded, turns) - allocations(empty, turns)
+        for turns in (10_000, 40_000)
+    }
+    assert added[40_000] - added[10_000] < 60, added
+    direct = {turns: allocations(entered_directly, turns) for turns in (10_000, 40_000)}
+    assert direct[40_000] - direct[10_000] < 60, direct
+
+
+@pytest.mark.skipif(not COMPILED, reason="the no-allocation claim is for the compiled recorder")
+@pytest.mark.parametrize("style", ["registered", "by name", "decorated"])
+def test_recording_keeps_no_memory_per_scope(style: str) -> None:
+    profiler = Profiler()
+
+    @profiler.function
+    def call() -> None:
+        return None
+
+    def loop(count: int) -> Any:
+        if style == "registered":
+            return recording_loop(profiler, count)
+
+        def run() -> None:
+            scope = profiler.scope
+            for _ in itertools.repeat(None, count):
+                if style == "by name":
+                    with scope("hot"):
+                        pass
+                else:
+                    call()
+
+        return run
+
+    def warm() -> None:
+        loop(200_000)()  # the columns grow to their working size
+        profiler.end_frame()
+
+    few = measure(loop(100), warmup=warm)
+    profiler.end_frame()
+    many = measure(loop(20_000), warmup=warm)
+    # 19,900 more scopes leave nothing behind and raise the peak by nothing
+    assert many[0] <= few[0] + 64 and many[1] <= few[1] + 64, (few, many)
+    assert many[1] < 1024, many
+
+
+@pytest.mark.skipif(not COMPILED, reason="the O(1) encode claim is for the compiled core")
+@pytest.mark.parametrize("fixed", [False, True])
+def test_encoding_a_frame_allocates_the_same_for_1k_and_100k_scopes(fixed: bool) -> None:
+    figures = {}
+    for count in (1_000, 100_000):
+        profiler = Profiler(fixed_columns=fixed)
+        record = recording_loop(profiler, count)
+        record()
+        figures[count] = measure(
+            profiler.end_frame, warmup=lambda p=profiler, r=record: (p.end_frame(), r())
+        )
+    assert figures[100_000][1] <= figures[1_000][1] + 512, figures
+    assert figures[100_000][1] < 8192, figures

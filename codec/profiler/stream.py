@@ -223,6 +223,8 @@ class Receiver:
     Feed bytes with :meth:`feed` (or ``get_buffer``/``buffer_updated`` of
     :attr:`decoder`), then iterate: each item is a :class:`Session` (a header
     that starts a new session) or a :class:`~codec.profiler.model.Frame`.
+    A reader that splits the stream itself hands over one packet at a time
+    with :meth:`read_packet` instead.
     """
 
     def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
@@ -244,23 +246,33 @@ class Receiver:
 
     def __iter__(self) -> Iterator[Session | Frame]:
         for payload in self.decoder:
-            offset = self._offset
-            self._offset += varint.size(len(payload)) + len(payload)
-            self.packets += 1
-            try:
-                item = self._packet(payload)
-            except StreamError as exc:
-                if exc.offset is None:
-                    raise StreamError(exc.message, offset) from exc
-                raise
-            except DecodeError as exc:
-                raise StreamError(
-                    f"malformed packet: {exc.message} at byte {exc.offset} of the packet", offset
-                ) from exc
+            item = self.read_packet(payload)
             if item is not None:
                 yield item
 
-    def _packet(self, payload: memoryview) -> Session | Frame | None:
+    def read_packet(self, payload: memoryview | bytes) -> Session | Frame | None:
+        """Apply one packet, given as its payload (the bytes after the length prefix).
+
+        For readers that split the stream themselves (a socket's own frame
+        decoder, a recorder that also keeps each packet's bytes). Returns the
+        header's :class:`Session`, a frame, or ``None`` for a registry or
+        stats packet, a skipped frame, or a packet this version does not know.
+        """
+        offset = self._offset
+        self._offset += varint.size(len(payload)) + len(payload)
+        self.packets += 1
+        try:
+            return self._packet(payload)
+        except StreamError as exc:
+            if exc.offset is None:
+                raise StreamError(exc.message, offset) from exc
+            raise
+        except DecodeError as exc:
+            raise StreamError(
+                f"malformed packet: {exc.message} at byte {exc.offset} of the packet", offset
+            ) from exc
+
+    def _packet(self, payload: memoryview | bytes) -> Session | Frame | None:
         flags = 0
         body = None
         kind = 0

@@ -44,20 +44,26 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef bint _strict
     cdef object _message_type
     cdef Decoding _decoding
-    cdef Py_ssize_t _prefix_size, _payload_size
+    cdef Py_ssize_t _prefix_size, _payload_size, _checked
     cdef object _error
     cdef Py_ssize_t _error_offset
     cdef bint _eof
     cdef Py_ssize_t _offered
     cdef int _commit(self, Py_ssize_t nbytes) except -1
+    @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, size=uint64_t,
+                   data=cython.p_uchar)
+    cdef int _check_ahead(self) except -1
 
     @cython.locals(start=Py_ssize_t, payload=Py_ssize_t, end=Py_ssize_t)
     cpdef object next_frame(self)
     cdef int _check_receiving(self) except -1
     cdef bint _frame_complete(self) except -1
     cdef bint _locate_frame(self) except -1
-    @cython.locals(data=cython.p_uchar, n=Py_ssize_t, size=uint64_t, limit=uint64_t)
+    @cython.locals(n=Py_ssize_t, data=cython.p_uchar)
     cdef Py_ssize_t _prefix_at(self, Py_ssize_t pos) except -1
+    @cython.locals(size=uint64_t)
+    cdef object _prefix_error(self, Py_ssize_t pos, Py_ssize_t n)
+    cdef int _poison(self, object error, Py_ssize_t pos) except -1
     cdef int _fail(self, object error, Py_ssize_t pos) except -1
     cdef object _parse(self, memoryview frame, Py_ssize_t start)
     cdef Py_ssize_t _prefix_of(self, Py_ssize_t pos) noexcept

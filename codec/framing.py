@@ -16,10 +16,15 @@ window, without copying the payload. The decoder reads a length prefix in
 place and only advances past it once it is complete, so any split of the
 input gives the same frames and errors. A declared length is compared with
 ``max_frame_size`` as soon as its prefix is complete, before any of its body
-is buffered, and memory is never reserved from a declared length: the window
-grows only with bytes actually received. After an error the decoder is
-poisoned: frames completed before the error can still be read, then every
-call raises the same error.
+is buffered, also behind complete frames not taken yet (a cursor remembers
+how far the received frames were walked, so bytes arriving one at a time
+cost no rescans); memory is never reserved from a declared length: the window grows only with
+bytes actually received. After an error the decoder is poisoned: frames
+completed before the error can still be read, then every call raises the
+same error. A bad prefix behind frames not taken yet is reported by
+``next_frame()`` once those frames are out, and every further byte is
+refused at once, so the bytes held stay below ``max_frame_size`` plus a
+prefix plus one ``feed()``.
 """
 
 from __future__ import annotations
@@ -254,6 +259,7 @@ class FrameDecoder(ReceiveWindow):
             self._decoding = Decoding(False, False, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ELEMENTS)
         self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
         self._payload_size = 0
+        self._checked = 0  # stream offset of the first frame received but not yet complete
         self._error: DecodeError | None = None
         self._error_offset = 0  # stream offset of the frame at fault
         self._eof = False
@@ -369,7 +375,36 @@ class FrameDecoder(ReceiveWindow):
         """Count ``nbytes`` written after ``_end`` as received."""
         self._end += nbytes
         self._offered = 0
-        self._locate_frame()  # a bad or oversized prefix is refused at once
+        self._locate_frame()  # a bad or oversized prefix of the next frame raises at once
+        self._check_ahead()
+
+    def _check_ahead(self) -> None:
+        """Check the prefixes behind the complete frames not taken yet, as they arrive.
+
+        Walks the received frames from ``_checked`` (so each is stepped over
+        once) up to the first incomplete one. A bad prefix found there poisons
+        the decoder without raising: ``next_frame()`` returns the frames
+        before it, then raises, and ``feed()`` refuses any more bytes.
+        """
+        pos = self._checked - self._base
+        if pos < self._start:
+            pos = self._start
+        data = byte_pointer(self._data)
+        end = self._end
+        while pos < end:
+            n = varint_scan(data, pos, end, self._strict)
+            if n <= 0:
+                if n < 0:
+                    self._poison(self._prefix_error(pos, n), pos)
+                break
+            size = varint_value(data, pos, n)
+            if size > self._max_frame_size:
+                self._poison(self._prefix_error(pos, n), pos)
+                break
+            if size > end - pos - n:
+                break
+            pos += n + size
+        self._checked = self._base + pos
 
     def _check_receiving(self) -> None:
         if self._error is not None:
@@ -401,19 +436,25 @@ class FrameDecoder(ReceiveWindow):
         """
         data = byte_pointer(self._data)
         n = varint_scan(data, pos, self._end, self._strict)
-        if n < 0:
-            self._fail(varint_error(n, self._base + pos), pos)
-        if n:
-            size = varint_value(data, pos, n)
-            limit = self._max_frame_size
-            if size > limit:
-                self._fail(FrameTooLargeError(size, limit, self._base + pos), pos)
+        if n < 0 or (n and varint_value(data, pos, n) > self._max_frame_size):
+            self._fail(self._prefix_error(pos, n), pos)
         return n
 
-    def _fail(self, error: DecodeError, pos: int) -> NoReturn:
+    def _prefix_error(self, pos: int, n: int) -> DecodeError:
+        """The error of the bad prefix at ``pos`` that varint_scan measured as ``n``."""
+        if n < 0:
+            return varint_error(n, self._base + pos)
+        size = varint_value(byte_pointer(self._data), pos, n)
+        return FrameTooLargeError(size, self._max_frame_size, self._base + pos)
+
+    def _poison(self, error: DecodeError, pos: int) -> None:
         """Poison the decoder with ``error`` for the frame at window position ``pos``."""
         self._error = error
         self._error_offset = self._base + pos
+
+    def _fail(self, error: DecodeError, pos: int) -> NoReturn:
+        """Poison the decoder with ``error`` for the frame at ``pos``, and raise it."""
+        self._poison(error, pos)
         raise error
 
     def _parse(self, frame: memoryview, start: int) -> Any:

@@ -54,6 +54,7 @@ from codec import (
     TruncatedError,
     VarintError,
     encode_frame_into,
+    varint,
 )
 from codec._peerbench import Blob, Sample, sample
 
@@ -540,6 +541,55 @@ def test_error_poisons_the_decoder(
             with pytest.raises(error) as info:
                 call(decoder)
             assert info.value is err
+
+
+def _deliver(decoder: FrameDecoder, data: bytes, way: str) -> None:
+    if way == "feed":
+        decoder.feed(data)
+    elif way == "get_buffer":
+        decoder.get_buffer(len(data))[: len(data)] = data
+        decoder.buffer_updated(len(data))
+    else:
+        for i in range(len(data)):
+            decoder.feed(data[i : i + 1])
+
+
+@pytest.mark.parametrize("way", ["feed", "get_buffer", "byte-at-a-time"])
+@pytest.mark.parametrize(
+    ("kwargs", "bad", "error"),
+    [
+        pytest.param({}, varint.encode(2**40), FrameTooLargeError, id="too-large"),
+        pytest.param({"max_frame_size": 2}, h("03"), FrameTooLargeError, id="limit-plus-1"),
+        pytest.param({"strict": True}, h("81 00"), VarintError, id="strict"),
+        pytest.param({}, h("80" * 9 + "02"), VarintError, id="overflow"),
+    ],
+)
+def test_prefix_behind_frames_not_taken_is_checked_on_arrival(
+    kwargs: dict[str, Any], bad: bytes, error: type[DecodeError], way: str
+) -> None:
+    """O3: complete frames not taken yet do not defer the check of the prefix behind them.
+
+    The bad prefix poisons the decoder when it arrives: no byte more is
+    accepted, the frames before it still come out, then the error.
+    """
+    decoder = FrameDecoder(**kwargs)
+    before = naive_frame(b"a") + naive_frame(b"bc")
+    _deliver(decoder, before, way)
+    _deliver(decoder, bad, way)  # nothing taken yet, so nothing raised yet
+    with pytest.raises(error) as info:
+        decoder.feed(b"x" * 100_000)
+    err = info.value
+    assert err.offset == len(before)
+    if isinstance(err, FrameTooLargeError):
+        assert err.size == varint.decode(bad)[0]
+    assert decoder.buffered <= len(before) + len(bad)
+    assert not decoder.frame_in_progress
+    assert bytes(decoder.next_frame()) == b"a"
+    assert bytes(decoder.next_frame()) == b"bc"
+    for call in (lambda: decoder.next_frame(), lambda: decoder.feed_eof()):
+        with pytest.raises(error) as again:
+            call()
+        assert again.value is err
 
 
 def test_truncation_keeps_complete_frames_readable() -> None:

@@ -38,6 +38,7 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython
 
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
@@ -239,8 +240,12 @@ class FrameDecoder(ReceiveWindow):
     Errors: :class:`FrameTooLargeError` and :class:`~codec.errors.VarintError`
     for a bad prefix, :class:`TruncatedError` from :meth:`feed_eof` when the
     stream ends inside a frame, :class:`DecodeError` for a payload that
-    ``message_type`` cannot parse. Each carries the stream offset of the
-    frame at fault.
+    ``message_type`` cannot parse (a struct's own decode errors, and
+    google.protobuf's ``DecodeError``). Each carries the stream offset of the
+    frame at fault, and poisons the decoder. Any other exception of the
+    parser (``MemoryError``, ``RecursionError`` when the stack is nearly
+    used up, a bug) is not a verdict on the input: it propagates unchanged,
+    the frame is consumed and the decoder is not poisoned.
     """
 
     def __init__(
@@ -466,7 +471,7 @@ class FrameDecoder(ReceiveWindow):
             return self._message_type.FromString(frame)
         except DecodeError as exc:
             self._fail(exc, start)
-        except Exception as exc:  # protobuf's DecodeError, or anything its parser raises
+        except _ProtobufDecodeError as exc:  # anything else is no verdict on the frame
             name = getattr(self._message_type, "__name__", "message")
             self._fail(DecodeError(f"frame is not a valid {name}: {exc}", offset), start)
         finally:

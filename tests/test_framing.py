@@ -592,6 +592,34 @@ def test_prefix_behind_frames_not_taken_is_checked_on_arrival(
         assert again.value is err
 
 
+class _Broken:
+    """A message type whose parser fails for a reason that is not the input's fault."""
+
+    failure: BaseException = IndexError("a bug in the parser")
+
+    @classmethod
+    def FromString(cls, data: Any) -> Any:
+        raise cls.failure
+
+
+@pytest.mark.parametrize(
+    "failure", [IndexError("a bug"), MemoryError(), RecursionError("no stack left")]
+)
+def test_parser_failures_that_are_no_verdict_propagate(
+    failure: BaseException, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """O2: only decode errors become DecodeError; a bug or MemoryError is not the frame's fault."""
+    monkeypatch.setattr(_Broken, "failure", failure)
+    decoder = FrameDecoder(message_type=_Broken)
+    decoder.feed(naive_frame(b"a") + naive_frame(b"b"))
+    with pytest.raises(type(failure)) as info:
+        decoder.next_frame()
+    assert info.value is failure
+    with pytest.raises(type(failure)):  # not poisoned: the next frame is parsed in turn
+        decoder.next_frame()
+    assert decoder.next_frame() is None
+
+
 def test_truncation_keeps_complete_frames_readable() -> None:
     """feed_eof reports the truncation at once; the two frames before it still come out."""
     decoder = FrameDecoder()

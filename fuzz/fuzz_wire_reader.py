@@ -16,8 +16,9 @@ Properties checked by :func:`check` (see ``fuzz/README.md``):
 * the fields (number, wire type, value) and the error (exact class, offset,
   ``missing``) equal those of a small model of the wire format written from the
   rules of ``codec/wire.py``'s docstring (tags <= 5 bytes and <= 2**32 - 1, no
-  field 0, no wire type 6/7, an end-group tag needs its start, groups are
-  skipped under ``max_depth``, every length checked against the bytes left);
+  field 0, no wire type 6/7, LEN sizes <= 5 bytes, an end-group tag needs its
+  start, groups are skipped under ``max_depth``, every length checked against
+  the bytes left);
 * iterating again after an error raises the same error;
 * every buffer type (``bytes``, ``bytearray``, read-only and offset
   ``memoryview``\\ s, a 2-byte-item view) gives the same outcome;
@@ -124,11 +125,19 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     raise ModelError(codec.VarintError, pos)
 
 
+def _size(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A LEN value's size: a valid varint of at most 5 bytes (upb's rule)."""
+    size, n = _varint(buf, pos, end)
+    if n > 5:
+        raise ModelError(codec.WireFormatError, pos)
+    return size, n
+
+
 def _skip(buf: bytes, pos: int, end: int, wire_type: int) -> int:
     if wire_type == VARINT:
         return pos + _varint(buf, pos, end)[1]
     if wire_type == LEN:
-        size, n = _varint(buf, pos, end)
+        size, n = _size(buf, pos, end)
         body = pos + n
         if size > end - body:
             raise ModelError(codec.TruncatedError, pos, size - (end - body))
@@ -159,7 +168,7 @@ def model(
                 fields.append((number, wire_type, value, at, at + n))
                 pos = at + n
             elif wire_type == LEN:
-                size, n = _varint(buf, at, end)
+                size, n = _size(buf, at, end)
                 body = at + n
                 if size > end - body:
                     raise ModelError(codec.TruncatedError, at, size - (end - body))

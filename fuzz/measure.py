@@ -26,6 +26,10 @@ Figures (``reliability_anchors.md`` §5; all by default, in this order):
   as ``tests/test_heap.py`` measures them (warm-up, ``gc.collect()``, tracemalloc).
 * ``slow`` (D8): the worst decode time per input byte over the struct and
   differential corpora.
+* ``coverage`` (D4): each fuzz target's corpora (seeds and ``--corpus``)
+  replayed through its ``check`` in the pure build under coverage.py, one
+  process per target: the lines of the core modules it reaches. Lines under
+  ``if cython.compiled:`` are C only and left out. Needs ``coverage``.
 
 ``--corpus`` adds corpus directories (e.g. the ones a long fuzzing session grew);
 each figure reads the directories named after its target.
@@ -572,6 +576,107 @@ def slow(extra: list[Path], _: int) -> None:
     )
 
 
+# --- D4 coverage ------------------------------------------------------------------------------
+
+TARGETS = (
+    "fuzz_varint",
+    "fuzz_frame_decoder",
+    "fuzz_wire_reader",
+    "fuzz_struct_decode",
+    "fuzz_differential",
+    "fuzz_roundtrip",
+    "fuzz_buffer_lifetime",
+)
+# The modules a peer's bytes reach (aio, the profiler and the CLI are not decoders).
+CORE = ("_varint", "varint", "_buffer", "wire", "_struct", "schema", "framing", "errors")
+C_ONLY = r"if cython\.compiled:"  # blocks the pure build never runs
+
+# Run in a fresh interpreter: coverage starts before codec is imported, and only
+# the target's own imports count.
+_REPLAY = """
+import sys
+import coverage
+data_file, include, root, target, listing = sys.argv[1:]
+sys.path[:0] = [root]
+cov = coverage.Coverage(data_file=data_file, include=[include], config_file=False)
+cov.start()
+import importlib
+import codec
+assert not codec.COMPILED, "the pure build was not loaded"
+check = importlib.import_module("fuzz." + target).check
+failures = 0
+with open(listing) as names:
+    for name in names.read().splitlines():
+        with open(name, "rb") as file:
+            data = file.read()
+        try:
+            check(data)
+        except Exception:
+            failures += 1
+cov.stop()
+cov.save()
+print(failures)
+"""
+
+
+def _corpus_files(target: str, extra: list[Path]) -> list[Path]:
+    """The files ``_inputs`` reads for ``target``, one per distinct content."""
+    seen: dict[bytes, Path] = {}
+    for directory in [HERE / "corpus" / target, *extra]:
+        if directory != HERE / "corpus" / target:
+            if (directory / target).is_dir():
+                directory = directory / target
+            elif target not in directory.name:
+                continue
+        if directory.is_dir():
+            for path in sorted(directory.iterdir()):
+                if path.is_file():
+                    seen.setdefault(path.read_bytes(), path)
+    return list(seen.values())
+
+
+def coverage(extra: list[Path], _: int) -> None:
+    import os
+    import subprocess
+    import tempfile
+
+    try:
+        from coverage import Coverage
+    except ImportError:
+        print("D4 coverage: needs coverage.py (pip install coverage)")
+        return
+    package = Path(codec.__file__).resolve().parent
+    env = dict(os.environ, CODEC_PURE_PYTHON="1", CODEC_FUZZ_TOLERATE_KNOWN="1")
+    print(
+        "D4 line coverage of the core modules, pure build, each target's corpora replayed "
+        f"(C-only blocks left out): {', '.join(CORE)}"
+    )
+    print(f"    {'target':<22} {'inputs':>6} {'failed':>6} {'total':>6}  " + " ".join(CORE))
+    with tempfile.TemporaryDirectory() as scratch:
+        for target in TARGETS:
+            files = _corpus_files(target, extra)
+            listing = Path(scratch) / f"{target}.txt"
+            listing.write_text("".join(f"{path}\n" for path in files))
+            data_file = Path(scratch) / f"{target}.coverage"
+            command = [sys.executable, "-c", _REPLAY, str(data_file), f"{package}/*.py"]
+            command += [str(HERE.parent), target, str(listing)]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            report = Coverage(data_file=str(data_file), config_file=False)
+            report.exclude(C_ONLY)
+            report.load()
+            shares = []
+            statements = executed = 0
+            for module in CORE:
+                _, lines, _, missing, _ = report.analysis2(str(package / f"{module}.py"))
+                statements += len(lines)
+                executed += len(lines) - len(missing)
+                shares.append(f"{100 * (len(lines) - len(missing)) / len(lines):.0f}%")
+            print(
+                f"    {target:<22} {len(files):>6} {done.stdout.strip():>6} "
+                f"{100 * executed / statements:>5.1f}%  " + " ".join(shares)
+            )
+
+
 FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "split": split,
     "memory": memory,
@@ -580,6 +685,7 @@ FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "differential": differential,
     "heap": heap,
     "slow": slow,
+    "coverage": coverage,
 }
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m codec dump | encode | bench``.
+"""Command line: ``python -m codec demo | record | view | dump | encode | bench``.
 
 Strategy: the commands are thin shells around the library, so they behave as
 the library does and show it in use. ``dump`` reads its input in chunks
@@ -19,6 +19,13 @@ stream offset of the frame at fault; the messages decoded before it are
 printed first. An encode error names the input line; the frames of the lines
 before it have been written.
 
+``demo`` runs the profiler's demo (:mod:`codec.profiler.demo`): a profiled
+workload streamed over loopback TCP to a viewer in the same process, ending
+with a table of what it measured. ``record`` saves the stream of a running
+profile server to a file, with periodic keyframes; ``view`` reads such a
+file (from its first whole keyframe, so a cut file works) and prints the
+top scopes, and can export a Chrome trace.
+
 ``bench`` times the library against the naive loops it replaces, in this
 process, with ``timeit`` and nothing but the package installed, and prints
 same-run ratios (``--suite`` runs the pytest-benchmark suite of a checkout
@@ -28,6 +35,7 @@ instead).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import difflib
 import json
 import math
@@ -47,7 +55,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, json_format, messag
 from google.protobuf import message as pb_message
 
 import codec
-from codec.errors import DecodeError, EncodeError
+from codec.errors import CodecError, DecodeError, EncodeError
 
 PROG = "python -m codec"
 
@@ -585,6 +593,210 @@ def _run_suite() -> int:
 # --- command line --------------------------------------------------------------
 
 
+def demo(args: argparse.Namespace) -> int:
+    from codec.profiler.demo import DEFAULT_TRACE, run_demo
+
+    host, port = args.listen
+    on_terminal = sys.stderr.isatty()
+
+    def progress(line: str) -> None:
+        if args.quiet:
+            return
+        if on_terminal:
+            print("\r" + line.ljust(78), end="", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr)
+
+    result = asyncio.run(
+        run_demo(
+            args.seconds,
+            workers=args.workers,
+            fps=args.fps,
+            trace=Path(args.trace) if args.trace else DEFAULT_TRACE,
+            host=host,
+            port=port,
+            fixed_columns=args.fixed_columns,
+            progress=progress,
+        )
+    )
+    if on_terminal and not args.quiet:
+        print(file=sys.stderr)
+    print(result.table(top=args.top))
+    return 0
+
+
+def record(args: argparse.Namespace) -> int:
+    from codec.profiler.transport import record as record_stream
+
+    host, port = args.address
+    stats = asyncio.run(
+        record_stream(
+            host,
+            port,
+            args.file,
+            keyframe_every=args.keyframe_every,
+            duration=args.seconds,
+            frames=args.frames,
+        )
+    )
+    print(
+        f"recorded {stats.frames:,} frames, {stats.keyframes:,} keyframes, "
+        f"{stats.bytes_written:,} bytes to {args.file}"
+        + (
+            f" ({stats.frames_dropped:,} frames dropped by the server)"
+            if stats.frames_dropped
+            else ""
+        )
+    )
+    return 0
+
+
+def view(args: argparse.Namespace) -> int:
+    from codec.profiler import Frame, Registry, read_capture
+    from codec.profiler.viewer import FrameStore, format_summary, write_chrome_trace
+
+    data = Path(args.file).read_bytes()
+    store = FrameStore(args.frames)
+    registry = Registry()
+    sessions: set[int] = set()
+    for receiver, item in read_capture(data):
+        registry = receiver.registry
+        if isinstance(item, Frame):
+            store.add(item)
+        else:
+            if sessions and item.session_id not in sessions:
+                store.clear()  # a restarted producer: its ids mean other scopes
+            sessions.add(item.session_id)
+    if not sessions:
+        raise CliError(f"{args.file}: no keyframe found: not a profiler stream, or cut short")
+    frames = store.frames
+    print(
+        f"{args.file}: {len(data):,} bytes, {store.frames_added:,} frames, "
+        f"{store.scopes_added:,} scopes, {len(sessions)} session(s); showing the last "
+        f"{len(frames):,} frames"
+    )
+    print(format_summary(frames, registry, top=args.top))
+    if args.chrome:
+        write_chrome_trace(frames, registry, args.chrome)
+        print(f"Chrome trace: {args.chrome}")
+    return 0
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
+def _add_profiler_commands(commands: Any) -> None:
+    demo_parser = commands.add_parser(
+        "demo",
+        help="profile a synthetic workload, stream it to a viewer, print what was measured",
+        description=(
+            "Run an instrumented game-loop-like workload (a main thread and job workers) for "
+            "a few seconds, stream its frames over loopback TCP to a viewer in this process, "
+            "then print frames/s, scopes/s, wire bytes per scope against Chrome trace JSON "
+            "and puffin's layout, the memory recording and encoding allocate, the top scopes, "
+            "and where the Chrome trace of the last frames was written."
+        ),
+    )
+    demo_parser.add_argument(
+        "--seconds", type=_positive_float, default=3.0, help="how long to run (default: 3)"
+    )
+    demo_parser.add_argument(
+        "--workers", type=int, default=2, metavar="N", help="job worker threads (default: 2)"
+    )
+    demo_parser.add_argument(
+        "--fps",
+        type=float,
+        default=1000,
+        help="frames per second the workload aims at; 0 runs flat out (default: 1000)",
+    )
+    demo_parser.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="where to write the Chrome trace (default: codec-demo-trace.json in the "
+        "temporary directory)",
+    )
+    demo_parser.add_argument(
+        "--listen",
+        type=_address,
+        default=("127.0.0.1", 0),
+        metavar="HOST:PORT",
+        help="where the profile server listens, e.g. for 'record' (default: a free local port)",
+    )
+    demo_parser.add_argument(
+        "--fixed-columns", action="store_true", help="fixed-width columns instead of varints"
+    )
+    demo_parser.add_argument(
+        "--top", type=_positive_int, default=8, metavar="N", help="scopes per table (default: 8)"
+    )
+    demo_parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    demo_parser.set_defaults(handler=demo)
+
+    record_parser = commands.add_parser(
+        "record",
+        help="save the stream of a profile server to a file",
+        description=(
+            "Connect to a profile server as a viewer and write its stream to FILE as "
+            "received, with a keyframe (header and every definition) every N frames, so "
+            "'view' can read the file even if it is cut. Stops after --seconds or --frames, "
+            "or when the server closes the connection."
+        ),
+    )
+    record_parser.add_argument("address", type=_address, metavar="HOST:PORT")
+    record_parser.add_argument("file", metavar="FILE")
+    record_parser.add_argument("--seconds", type=_positive_float, default=None)
+    record_parser.add_argument("--frames", type=_positive_int, default=None, metavar="N")
+    record_parser.add_argument(
+        "--keyframe-every",
+        type=_positive_int,
+        default=300,
+        metavar="N",
+        help="frames between keyframes (default: 300)",
+    )
+    record_parser.set_defaults(handler=record)
+
+    view_parser = commands.add_parser(
+        "view",
+        help="summarise a recorded profile, optionally as a Chrome trace",
+        description=(
+            "Read a recorded profiler stream from its first whole keyframe (a cut file "
+            "works), keep its last frames, and print the top scopes by total and self time."
+        ),
+    )
+    view_parser.add_argument("file", metavar="FILE")
+    view_parser.add_argument(
+        "--chrome", metavar="OUT.json", help="also write the kept frames as a Chrome trace"
+    )
+    view_parser.add_argument(
+        "--frames",
+        type=_positive_int,
+        default=1000,
+        metavar="N",
+        help="frames kept, the last ones (default: 1000)",
+    )
+    view_parser.add_argument(
+        "--top", type=_positive_int, default=20, metavar="N", help="scopes per table (default: 20)"
+    )
+    view_parser.set_defaults(handler=view)
+
+
 def _add_schema_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-d",
@@ -614,8 +826,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
-            "Varint-delimited protobuf streams: print them as JSON lines, write them from "
-            "JSON lines, and time the library."
+            "Varint-delimited protobuf streams: run the profiler demo, record and view "
+            "profiles, print streams as JSON lines, write them from JSON lines, and time the "
+            "library."
         ),
         epilog=(
             "Errors are one line on stderr and exit status 1. "
@@ -623,6 +836,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_profiler_commands(commands)
 
     dump_parser = commands.add_parser(
         "dump",
@@ -710,6 +924,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except CliError as exc:
         return _fail(args.command, str(exc))
+    except CodecError as exc:  # a bad profiler stream in record or view
+        return _fail(args.command, f"{type(exc).__name__}: {exc}")
     except BrokenPipeError:
         _silence_stdout()  # the reader went away (| head): stop quietly
         return 1

@@ -94,7 +94,7 @@ def test_scopes_are_recorded_in_pre_order_with_depths_and_names() -> None:
     receiver, frames = decode(sink.data)
     (frame,) = frames
     (track,) = frame.tracks
-    leaf_name = "test_scopes_are_recorded_in_pre_order_with_depths_and_names.leaf"
+    leaf_name = "leaf"  # the enclosing test function is left out of the name
     assert names(receiver, track) == ["outer", leaf_name, "inner", leaf_name, "inner"]
     assert track.depth.tolist() == [0, 1, 2, 1, 2]
     starts, durations = track.start_ns, track.duration_ns

@@ -23,13 +23,33 @@ from codec.profiler.model import (
 )
 from codec.profiler.recording import Profiler, Sink
 from codec.profiler.stream import PacketWriter, Receiver, Session, find_keyframe, read_capture
+from codec.profiler.transport import (
+    FileSink,
+    ProfileServer,
+    RecordStats,
+    ViewerClient,
+    ViewerStats,
+    connect_viewer,
+    record,
+)
+from codec.profiler.viewer import (
+    FrameStore,
+    chrome_trace,
+    format_summary,
+    summary,
+    write_chrome_trace,
+)
 
 __all__ = [
     "COMPILED",
+    "FileSink",
     "Frame",
+    "FrameStore",
     "PacketWriter",
+    "ProfileServer",
     "Profiler",
     "Receiver",
+    "RecordStats",
     "Registry",
     "Scope",
     "ScopeDef",
@@ -40,6 +60,14 @@ __all__ = [
     "TrackDef",
     "TrackKind",
     "TrackScopes",
+    "ViewerClient",
+    "ViewerStats",
+    "chrome_trace",
+    "connect_viewer",
     "find_keyframe",
+    "format_summary",
     "read_capture",
+    "record",
+    "summary",
+    "write_chrome_trace",
 ]

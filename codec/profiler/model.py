@@ -136,7 +136,8 @@ class Registry:
 
     def marks(self) -> Marks:
         """The current size of every table: what a reader has once it is sent everything."""
-        return Marks(len(self.strings), len(self.scopes), len(self.tracks))
+        with self._lock:  # a scope's strings are interned before it: never half a definition
+            return Marks(len(self.strings), len(self.scopes), len(self.tracks))
 
     # --- producer side --------------------------------------------------------------------
 

@@ -35,7 +35,8 @@ from codec.profiler.stream import PacketWriter, Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_HERE = os.path.dirname(__file__)
+# Frames of these files are skipped to find where a named scope is first used.
+_OWN_FILES = {__file__, os.path.join(os.path.dirname(__file__), "_recorder.py")}
 
 
 class Sink(Protocol):
@@ -76,6 +77,7 @@ class Profiler:
         self._sinks: list[Sink] = []
         self._user_tracks: list[tuple[TrackScopes, int]] = []  # with their latest end
         self.frame_index = 0  # of the last frame encoded
+        self.scopes_encoded = 0  # in all the frames so far
 
     # --- switch -------------------------------------------------------------------------
 
@@ -220,6 +222,7 @@ class Profiler:
             self._sent = marks
             split = len(out)
             count = sum(len(track) for track in tracks)
+            self.scopes_encoded += count
             self._writer.frame(out, self.frame_index, start, end - start, tracks, count)
             with out.getbuffer() as packets:
                 registry, frame = packets[:split], packets[split:]
@@ -269,7 +272,7 @@ class Profiler:
     def _register_named(self, name: str) -> Scope:
         """Register a scope first met in ``scope(name)``, at the caller's file and line."""
         frame = sys._getframe(0)
-        while frame.f_back is not None and os.path.dirname(frame.f_code.co_filename) == _HERE:
+        while frame.f_back is not None and frame.f_code.co_filename in _OWN_FILES:
             frame = frame.f_back
         return self.register_scope(
             name, file=_short_path(frame.f_code.co_filename), line=frame.f_lineno
@@ -277,9 +280,12 @@ class Profiler:
 
 
 def _display_name(qualname: str) -> str:
-    """``Class.method`` or ``outer.inner`` from a qualified name, without ``<locals>``."""
-    parts = [part for part in qualname.split(".") if part != "<locals>"]
-    return ".".join(parts[-2:])
+    """``Class.method`` or ``function`` from a qualified name: enclosing functions are left out."""
+    parts = qualname.split(".")
+    kept = [
+        p for i, p in enumerate(parts) if p != "<locals>" and parts[i + 1 : i + 2] != ["<locals>"]
+    ]
+    return ".".join(kept[-2:])
 
 
 def _short_path(path: str) -> str:

@@ -1,0 +1,127 @@
+"""``python -m codec demo | record | view``, run as a user runs them: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codec.profiler import Frame, read_capture
+
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def codec_command(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codec", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV,
+        check=False,
+    )
+
+
+def test_demo_runs_to_completion_and_reports_what_it_measured(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.json"
+    done = codec_command("demo", "--seconds", "0.5", "--trace", str(trace))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    frames = int(re.search(r"frames sent\s+([\d,]+)", out)[1].replace(",", ""))  # type: ignore[index]
+    received = int(re.search(r"frames received\s+([\d,]+)", out)[1].replace(",", ""))  # type: ignore[index]
+    assert frames > 10 and 0 < received <= frames
+    codec_bytes = float(re.search(r"codec, varint columns\s+([\d.]+) B", out)[1])  # type: ignore[index]
+    chrome = float(re.search(r"Chrome trace JSON\s+([\d.]+) B", out)[1])  # type: ignore[index]
+    puffin = float(re.search(r"puffin stream layout\s+([\d.]+) B", out)[1])  # type: ignore[index]
+    assert codec_bytes < puffin < chrome
+    assert re.search(r"encoding a frame of\s+100,000 scopes\s+peak [\d,]+ B", out)
+    assert "Top 8 scopes by total time" in out and "Workload.integrate" in out
+    assert "serving the stream on 127.0.0.1:" in done.stderr  # progress goes to stderr
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert str(trace) in out
+    assert sum(event["ph"] == "X" for event in events) > 100
+
+
+def test_record_then_view_a_running_demo(tmp_path: Path) -> None:
+    demo = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "codec",
+            "demo",
+            "--seconds",
+            "20",
+            "--fps",
+            "200",
+            "--trace",
+            str(tmp_path / "demo.json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    try:
+        assert demo.stderr is not None
+        first = demo.stderr.readline()
+        address = re.search(r"serving the stream on (\S+)", first)
+        assert address, first
+        capture = tmp_path / "capture.bin"
+        recorded = codec_command(
+            "record", address[1], str(capture), "--frames", "60", "--keyframe-every", "25"
+        )
+        assert recorded.returncode == 0, recorded.stderr
+        assert re.match(r"recorded 60 frames, 3 keyframes, [\d,]+ bytes", recorded.stdout)
+    finally:
+        demo.kill()
+        demo.communicate()
+    frames = [item for _, item in read_capture(capture.read_bytes()) if isinstance(item, Frame)]
+    assert len(frames) == 60
+
+    chrome = tmp_path / "view.json"
+    viewed = codec_command("view", str(capture), "--chrome", str(chrome), "--top", "5")
+    assert viewed.returncode == 0, viewed.stderr
+    assert re.search(r"60 frames, [\d,]+ scopes, 1 session", viewed.stdout)
+    assert "Top 5 scopes by self time" in viewed.stdout
+    assert json.loads(chrome.read_text())["traceEvents"]
+
+    # A copy cut in its first keyframe is read from the next one.
+    cut = tmp_path / "cut.bin"
+    data = capture.read_bytes()
+    cut.write_bytes(data[7 : len(data) - 5])
+    viewed = codec_command("view", str(cut))
+    assert viewed.returncode == 0, viewed.stderr
+    shown = int(re.search(r"([\d,]+) frames", viewed.stdout)[1])  # type: ignore[index]
+    assert 0 < shown < 60
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["view", "{missing}"], "No such file or directory"),
+        (["view", "{junk}"], "no keyframe found"),
+        (["record", "127.0.0.1:{port}", "{out}", "--frames", "1"], "Connect call failed|refused"),
+        (["record", "nonsense", "{out}"], "expected HOST:PORT"),
+    ],
+)
+def test_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x05hello" * 10)
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    filled = [
+        a.format(missing=tmp_path / "missing.bin", junk=junk, port=port, out=tmp_path / "o.bin")
+        for a in args
+    ]
+    done = codec_command(*filled)
+    assert done.returncode in (1, 2)
+    assert re.search(message, done.stderr), done.stderr
+    assert "Traceback" not in done.stderr

@@ -53,6 +53,20 @@ cdef uint64_t _float64_bits(double value) noexcept
 
 cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)
 
+cdef extern from *:
+    """
+    static inline void store_le32(unsigned char *out, uint32_t word) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(out, &word, 4);
+    #else
+        out[0] = (unsigned char)word; out[1] = (unsigned char)(word >> 8);
+        out[2] = (unsigned char)(word >> 16); out[3] = (unsigned char)(word >> 24);
+    #endif
+    }
+    """
+    int __builtin_clzll(unsigned long long value) nogil
+    void store_le32(uchar *out, uint32_t word) nogil
+
 @cython.locals(n32=int32_t, n64=int64_t)
 cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
 
@@ -60,7 +74,8 @@ cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexc
 @cython.locals(total=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _column_size(const uchar *column, Py_ssize_t n, Py_ssize_t code) noexcept nogil
 
-@cython.locals(i=Py_ssize_t)
+@cython.locals(i=Py_ssize_t, value=uint64_t, more1=uint64_t, more2=uint64_t, more3=uint64_t,
+               word=uint32_t)
 cdef Py_ssize_t _write_column(uchar *out, Py_ssize_t pos, const uchar *column, Py_ssize_t n,
                               Py_ssize_t code) noexcept nogil
 

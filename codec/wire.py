@@ -391,19 +391,48 @@ def _element(column: Bytes, i: int, code: int) -> int:
 
 
 def _column_size(column: Bytes, n: int, code: int) -> int:
-    """Compiled only: bytes of the packed varints of a column of ``n`` elements."""
+    """Compiled only: bytes of the packed varints of a column of ``n`` elements.
+
+    A varint of a value whose highest set bit is bit ``b`` takes
+    ``b // 7 + 1`` bytes, which is ``(9 * b + 73) >> 6`` for ``b`` in 0..63:
+    no loop and no call per element.
+    """
     total = 0
     if cython.compiled:
         for i in range(n):
-            total += varint_size(_element(column, i, code))
+            total += (9 * (63 - __builtin_clzll(_element(column, i, code) | 1)) + 73) >> 6
     return total
 
 
 def _write_column(out: WritableBytes, pos: int, column: Bytes, n: int, code: int) -> int:
-    """Compiled only: write the packed varints of a column at ``out[pos]``; return the end."""
+    """Compiled only: write the packed varints of a column at ``out[pos]``; return the end.
+
+    Values below 2**28 (one to four bytes: ids, deltas, durations up to
+    268 ms in nanoseconds) are written without a branch on their size: the
+    four bytes are assembled in one 32-bit word, stored at once, and the
+    position advances by the varint's length, so the caller leaves three
+    bytes of room after the column. Longer values go through ``varint_write``.
+    """
     if cython.compiled:
         for i in range(n):
-            pos = varint_write(out, pos, _element(column, i, code))
+            value = _element(column, i, code)
+            if value < 0x10000000:
+                more1 = value >= 0x80
+                more2 = value >= 0x4000
+                more3 = value >= 0x200000
+                word = (
+                    (value & 0x7F)
+                    | (more1 << 7)
+                    | ((value << 1) & 0x7F00)
+                    | (more2 << 15)
+                    | ((value << 2) & 0x7F0000)
+                    | (more3 << 23)
+                    | ((value << 3) & 0x7F000000)
+                )
+                store_le32(out + pos, word)
+                pos += 1 + more1 + more2 + more3
+            else:
+                pos = varint_write(out, pos, value)
     return pos
 
 
@@ -673,7 +702,8 @@ class WireWriter:
             try:
                 elements = cython.cast(cython.p_uchar, view.buf)
                 size = _column_size(elements, n, code)
-                pos = self._room(varint_size(tag) + varint_size(size) + size)
+                # _write_column may store up to three bytes past the end
+                pos = self._room(varint_size(tag) + varint_size(size) + size + 3)
                 out = byte_pointer(self.buffer._data)
                 pos = varint_write(out, pos, tag)
                 pos = varint_write(out, pos, size)

@@ -69,10 +69,13 @@ do_build() {
         echo "sanitizers.sh: $cc not found (Debian/Ubuntu: apt-get install -y clang)" >&2
         exit 2
     }
-    mkdir -p "$build/codec"
-    # Sources only: stale .c/.so files must not survive a rebuild.
-    rm -f "$build"/codec/*.c "$build"/codec/*.so
-    cp "$repo"/codec/*.py "$repo"/codec/*.pxd "$repo"/codec/py.typed "$build/codec/"
+    # Sources only (the package and its subpackages): stale .c/.so files must not survive.
+    rm -rf "$build/codec"
+    (cd "$repo" && find codec -name '*.py' -o -name '*.pxd' -o -name '*.proto' \
+        -o -name py.typed) | while read -r source; do
+        mkdir -p "$build/$(dirname -- "$source")"
+        cp "$repo/$source" "$build/$source"
+    done
     cp "$repo/setup.py" "$repo/pyproject.toml" "$build/"
     echo "== building the sanitized core in $build ($("$cc" --version | head -n 1))"
     (
@@ -88,7 +91,7 @@ do_build() {
     count=$(find "$build/codec" -name '*.so' | wc -l)
     echo "   $count extension modules built (log: $build/build.log)"
     # Every module must carry the instrumentation, or the run below is not what it claims.
-    for so in "$build"/codec/*.so; do
+    for so in $(find "$build/codec" -name '*.so'); do
         if [[ $(nm -D --undefined-only "$so" | grep -c __asan_report) -eq 0 ]]; then
             echo "sanitizers.sh: $so is not ASan-instrumented" >&2
             exit 1

@@ -41,7 +41,7 @@ from typing import Any
 import numpy
 
 from codec import varint
-from codec.errors import DecodeError, TruncatedError
+from codec.errors import DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
 from codec.profiler.model import (
     Frame,
@@ -245,8 +245,14 @@ class Receiver:
         self.decoder.feed_eof()
 
     def __iter__(self) -> Iterator[Session | Frame]:
-        for payload in self.decoder:
-            item = self.read_packet(payload)
+        decoder = self.decoder
+        while True:
+            before = decoder.buffered
+            payload = decoder.next_frame()
+            if payload is None:
+                return
+            # The bytes the packet took in the stream: its prefix may be padded.
+            item = self._read(payload, before - decoder.buffered)
             if item is not None:
                 yield item
 
@@ -257,9 +263,13 @@ class Receiver:
         decoder, a recorder that also keeps each packet's bytes). Returns the
         header's :class:`Session`, a frame, or ``None`` for a registry or
         stats packet, a skipped frame, or a packet this version does not know.
+        Error offsets count each prefix as written minimally.
         """
+        return self._read(payload, varint.size(len(payload)) + len(payload))
+
+    def _read(self, payload: memoryview | bytes, size: int) -> Session | Frame | None:
         offset = self._offset
-        self._offset += varint.size(len(payload)) + len(payload)
+        self._offset += size
         self.packets += 1
         try:
             return self._packet(payload)
@@ -506,7 +516,8 @@ def read_capture(data: bytes) -> Iterator[tuple[Receiver, Session | Frame]]:
 
     Reading starts at the first keyframe. A damaged packet ends the current
     receiver, and reading resumes, with a new one, at the next keyframe; a
-    packet cut by the end of the data ends the capture.
+    packet cut by the end of the data ends the capture, unless a keyframe
+    follows its start (a damaged length prefix that runs past the end).
     """
     start = find_keyframe(data)
     view = memoryview(data)
@@ -518,7 +529,5 @@ def read_capture(data: bytes) -> Iterator[tuple[Receiver, Session | Frame]]:
                 yield receiver, item
             receiver.feed_eof()
             return
-        except TruncatedError:
-            return  # the last packet was cut
-        except DecodeError as exc:
+        except DecodeError as exc:  # TruncatedError too: the last packet, or a damaged prefix
             start = find_keyframe(data, start + (exc.offset or 0) + 1)

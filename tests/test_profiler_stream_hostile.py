@@ -1,0 +1,85 @@
+"""Profiler streams from a hostile peer: regressions found by ``fuzz/fuzz_profiler_stream.py``.
+
+Each test names the finding of ``SECURITY.md`` it pins down.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_profiler import (
+    BAD_STREAMS,
+    build_frames,
+    keyframe_bytes,
+    write_stream,
+)
+
+from codec import FrameEncoder, varint
+from codec.profiler import Frame, PacketWriter, Receiver, Session, StreamError, read_capture
+from codec.profiler.stream import find_keyframe
+
+
+def padded(data: bytes, extra: int) -> bytes:
+    """``data`` with the length prefix of every packet padded by ``extra`` bytes."""
+    out = bytearray()
+    pos = 0
+    while pos < len(data):
+        size, body = varint.decode(data, pos)
+        prefix = bytearray(varint.encode(size))
+        prefix[-1] |= 0x80
+        prefix += b"\x80" * (extra - 1) + b"\x00"
+        out += prefix + data[body : body + size]
+        pos = body + size
+    return bytes(out)
+
+
+@pytest.mark.parametrize("extra", [1, 3])
+@pytest.mark.parametrize("name", ["undefined scope id", "malformed packet", "first depth not 0"])
+def test_stream_error_offsets_count_padded_prefixes(name: str, extra: int) -> None:
+    """R1: the offset of a StreamError is where its packet starts, whatever its prefix."""
+    data = padded(BAD_STREAMS[name][0], extra)
+    bad_packet = len(padded(keyframe_bytes(), extra))
+    for chunk in (len(data), 1, 7):
+        receiver = Receiver()
+        with pytest.raises(StreamError) as raised:
+            for i in range(0, len(data), chunk):
+                receiver.feed(data[i : i + chunk])
+                list(receiver)
+        assert raised.value.offset == bad_packet
+
+
+def test_read_capture_reads_a_keyframe_once_after_padded_prefixes() -> None:
+    """R1: read_capture resumes after the bad packet itself, not at an offset short of it.
+
+    With the padding left out of the offsets, the resync began 504 bytes too
+    early, before the second keyframe, which was read (and yielded) twice.
+    """
+    stats = FrameEncoder()
+    for _ in range(61):
+        PacketWriter(Session(7, "bad")).stats(stats, 1, 2)
+    first = padded(keyframe_bytes() + bytes(stats.getbuffer()), 8)
+    data = first + BAD_STREAMS["undefined scope id"][0]
+    items = [item for _, item in read_capture(data)]
+    assert [type(item) for item in items] == [Session, Session]
+
+
+@pytest.mark.parametrize("damage", [b"\xff\xff\x3f", b"\x90\x01", b"\x80\x80\x80\x01"])
+def test_read_capture_resumes_after_a_length_prefix_that_runs_past_the_end(damage: bytes) -> None:
+    """R2: a damaged prefix declaring more bytes than are left does not hide later keyframes."""
+    frames = build_frames([[((1,), (0,), (9,), (0,))]], 10**9)
+    second = write_stream(frames, fixed=True)
+    data = keyframe_bytes() + damage + second
+    assert find_keyframe(data, 1) > len(keyframe_bytes())
+    items = [item for _, item in read_capture(data)]
+    assert [type(item) for item in items] == [Session, Session, Frame]
+    assert items[1].fixed_columns and items[2].index == 1
+
+
+def test_a_capture_cut_inside_its_last_packet_still_ends_quietly() -> None:
+    """R2: resuming after a cut packet finds no keyframe in its remains and ends."""
+    out = FrameEncoder()
+    writer = PacketWriter(Session(9, "cut"))
+    writer.header(out)
+    data = keyframe_bytes() + bytes(out.getbuffer())
+    for cut in range(len(keyframe_bytes()) + 1, len(data)):
+        items = [item for _, item in read_capture(data[:cut])]
+        assert [item.producer_name for item in items] == ["bad"]

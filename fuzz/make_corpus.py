@@ -5,8 +5,11 @@ Seeds: valid frames and varints, every catalogue vector V1-V4 and F1-F5
 in each target's input layout (see the target's docstring); for the wire and
 struct targets, valid messages of each root type and the catalogue rows T1-T4,
 S1-S5, P1-P6 and P8 (section 1.3-1.5); for the round trip and buffer lifetime
-targets, a few builder choices and operation programs. Every seed is run
-through the target's ``check()`` before it is written.
+targets, a few builder choices and operation programs; for the profiler
+stream target, valid streams (both column families, several sessions,
+keyframes, stats packets), cuts of them, and the bad streams of
+``tests/test_profiler.py`` (``BAD_STREAMS``) with the findings R1 and R2. Every
+seed is run through the target's ``check()`` before it is written.
 
 Usage: ``python fuzz/make_corpus.py [--check]``. With ``--check`` nothing is
 written; the exit status says whether the corpora on disk are up to date
@@ -17,15 +20,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: make ``fuzz.*`` importable
     sys.path.insert(0, str(HERE.parent))
 
+import codec  # noqa: E402
 from fuzz import (  # noqa: E402
     fuzz_buffer_lifetime,
     fuzz_differential,
     fuzz_frame_decoder,
+    fuzz_profiler_stream,
     fuzz_roundtrip,
     fuzz_struct_decode,
     fuzz_varint,
@@ -118,6 +124,127 @@ DIFFERENTIAL_SEEDS: dict[str, bytes] = {
     },
 }
 
+# --- profiler streams ---------------------------------------------------------------------
+
+_profiler = fuzz_profiler_stream.make_input
+_KEYFRAME_END = fuzz_profiler_stream.packets(fuzz_profiler_stream.BASES[0])[0][1][1]
+_KEYFRAME = fuzz_profiler_stream.BASES[0][:_KEYFRAME_END]  # session 0x1234: 5 scopes, 2 tracks
+
+
+def _packet(build: Any) -> bytes:
+    out = codec.FrameEncoder()
+    with out.frame() as writer:
+        build(writer)
+    return bytes(out.getbuffer())
+
+
+def _header(magic: int = 0x31465043, major: int = 1) -> bytes:
+    """A header packet with this magic number and major version (and nothing else)."""
+    body = b"\x0d" + magic.to_bytes(4, "little") + b"\x10" + codec.varint.encode(major)
+    return _packet(lambda writer: (writer.uint32(1, 1), writer.bytes(2, body)))
+
+
+ONE_SCOPE = {2: ("uint32", [1]), 3: ("uint64", [0]), 4: ("uint64", [5])}
+
+
+def _frame_packet(
+    columns: dict[int, tuple[str, list[int]]],
+    *,
+    depth: bytes = b"\x00",
+    track: int = 1,
+    num_scopes: int = 1,
+    raw: tuple[int, bytes] | None = None,
+) -> bytes:
+    def build(writer: Any) -> None:
+        writer.uint32(1, 2)
+        with writer.message(4) as frame:
+            with frame.message(1) as meta:
+                meta.uint64(1, 1)
+                meta.uint32(4, num_scopes)
+            with frame.message(2) as scopes:
+                scopes.uint32(1, track)
+                for field, (kind, values) in columns.items():
+                    scopes.packed(field, kind, values)
+                if raw is not None:
+                    scopes.bytes(*raw)
+                scopes.bytes(5, depth)
+
+    return _packet(build)
+
+
+def _registry_entry(table: int, fill: Any) -> bytes:
+    def build(writer: Any) -> None:
+        with writer.message(3) as delta, delta.message(table) as entry:
+            fill(entry)
+
+    return _packet(build)
+
+
+def _padded(data: bytes) -> bytes:
+    """``data`` with every packet's length prefix padded by two bytes (finding R1)."""
+    whole, _ = fuzz_profiler_stream.packets(data)
+    out = b""
+    for start, end in whole:
+        size, body = codec.varint.decode(data, start)
+        prefix = bytearray(codec.varint.encode(size))
+        prefix[-1] |= 0x80
+        out += bytes(prefix) + b"\x80\x00" + data[body:end]
+    return out
+
+
+_TWO_DEEP = {2: ("uint32", [1, 1]), 3: ("uint64", [0, 0]), 4: ("uint64", [1, 1])}
+BAD_PROFILER_STREAMS: dict[str, bytes] = {
+    "bad-magic": _header(magic=0x12345678),
+    "newer-major-version": _header(major=2),
+    "undefined-scope-id": _KEYFRAME + _frame_packet({**ONE_SCOPE, 2: ("uint32", [6])}),
+    "scope-id-0": _KEYFRAME + _frame_packet({**ONE_SCOPE, 2: ("uint32", [0])}),
+    "undefined-track": _KEYFRAME + _frame_packet(ONE_SCOPE, track=9),
+    "columns-of-different-lengths": _KEYFRAME + _frame_packet({**ONE_SCOPE, 4: ("uint64", [5, 6])}),
+    "num-scopes-disagrees": _KEYFRAME + _frame_packet(ONE_SCOPE, num_scopes=3),
+    "first-depth-not-0": _KEYFRAME + _frame_packet(ONE_SCOPE, depth=b"\x01"),
+    "depth-jumps-by-2": _KEYFRAME + _frame_packet(_TWO_DEEP, depth=b"\x00\x02", num_scopes=2),
+    "mixed-column-families": _KEYFRAME + _frame_packet({**ONE_SCOPE, 12: ("fixed32", [1])}),
+    "fixed-column-not-whole": _KEYFRAME + _frame_packet({}, raw=(13, bytes(7))),
+    "registry-ids-not-dense": _KEYFRAME
+    + _registry_entry(1, lambda e: (e.uint32(1, 9), e.string(2, "x"))),
+    "scope-redefined": _KEYFRAME + _registry_entry(2, lambda e: (e.uint32(1, 1), e.string(2, "z"))),
+    "invalid-utf8": _KEYFRAME + _registry_entry(1, lambda e: (e.uint32(1, 3), e.bytes(2, b"\xff"))),
+    "string-where-a-number-belongs": _KEYFRAME + _registry_entry(1, lambda e: e.string(1, "three")),
+    "incomplete-registry": _KEYFRAME[: _KEYFRAME.rfind(b"\x28")] + b"\x28\x09\x30\x02\x38\x03",
+    "malformed-packet": _KEYFRAME + b"\x02\x08\xff",
+    "r1-padded-prefixes": _padded(_KEYFRAME + _frame_packet({**ONE_SCOPE, 2: ("uint32", [6])})),
+    "r2-length-past-the-end": _KEYFRAME + b"\xff\xff\x3f" + fuzz_profiler_stream.BASES[2],
+}
+
+PROFILER_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{f"valid-{i}": _profiler("raw", base) for i, base in enumerate(fuzz_profiler_stream.BASES)},
+    **{f"valid-{i}-append": _profiler("append", base=i) for i in range(4)},
+    "valid-1-chunked": _profiler("raw", fuzz_profiler_stream.BASES[1], chunk_sizes=(1, 9, 0, 33)),
+    "valid-2-chunked": _profiler("append", base=2, chunk_sizes=(63, 2, 17)),
+    "valid-0-limit-100": _profiler("raw", fuzz_profiler_stream.BASES[0], limit=100),
+    **{
+        f"cut-{i}-{p}-{q}": _profiler("cut", base=i, p=p, q=q)
+        for i, p, q in (
+            (0, 3, 200),
+            (1, 40, 255),
+            (2, 0, 128),
+            (2, 130, 250),
+            (3, 10, 160),
+            (3, 200, 255),
+        )
+    },
+    **{f"bad-{name}": _profiler("raw", data) for name, data in BAD_PROFILER_STREAMS.items()},
+    "splice-frame-in-registry": _profiler("splice", b"\x22\x00", base=0, p=60, q=0),
+    "overwrite-columns": _profiler("overwrite", b"\x10\x07", base=1, p=200, q=1),
+    "packet-splice-frame": _profiler("packet-splice", b"\x12\x00", base=0, p=2, q=9),
+    "packet-replace-stats": _profiler("packet-replace", b"\x32\x02\x08\x05", base=0, p=5),
+    "insert-registry-delta": _profiler("insert", b"\x0a\x05\x08\x01\x12\x01a", base=3, p=4, q=1),
+    "insert-header-other-session": _profiler(
+        "insert", _KEYFRAME[_KEYFRAME.index(b"\x12") + 2 : _KEYFRAME_END], base=2, p=9, q=0
+    ),
+}
+
 CORPORA = {
     "fuzz_varint": (VARINT_SEEDS, fuzz_varint.check),
     "fuzz_frame_decoder": (FRAME_SEEDS, fuzz_frame_decoder.check),
@@ -126,6 +253,7 @@ CORPORA = {
     "fuzz_differential": (DIFFERENTIAL_SEEDS, fuzz_differential.check),
     "fuzz_roundtrip": (ROUNDTRIP_SEEDS, fuzz_roundtrip.check),
     "fuzz_buffer_lifetime": (LIFETIME_SEEDS, fuzz_buffer_lifetime.check),
+    "fuzz_profiler_stream": (PROFILER_SEEDS, fuzz_profiler_stream.check),
 }
 
 

@@ -28,8 +28,9 @@ Figures (``reliability_anchors.md`` §5; all by default, in this order):
   differential corpora.
 * ``coverage`` (D4): each fuzz target's corpora (seeds and ``--corpus``)
   replayed through its ``check`` in the pure build under coverage.py, one
-  process per target: the lines of the core modules it reaches. Lines under
-  ``if cython.compiled:`` are C only and left out. Needs ``coverage``.
+  process per target: the lines of the core modules it reaches, and of the
+  profiler's stream reader (``codec/profiler/stream.py``, ``model.py``). Lines
+  under ``if cython.compiled:`` are C only and left out. Needs ``coverage``.
 
 ``--corpus`` adds corpus directories (e.g. the ones a long fuzzing session grew);
 each figure reads the directories named after its target.
@@ -586,9 +587,12 @@ TARGETS = (
     "fuzz_differential",
     "fuzz_roundtrip",
     "fuzz_buffer_lifetime",
+    "fuzz_profiler_stream",
 )
-# The modules a peer's bytes reach (aio, the profiler and the CLI are not decoders).
+# The modules a peer's bytes reach (aio and the CLI are not decoders); the profiler's
+# stream reader is counted apart: only its own target reaches it.
 CORE = ("_varint", "varint", "_buffer", "wire", "_struct", "schema", "framing", "errors")
+PROFILER = ("profiler/stream", "profiler/model")
 C_ONLY = r"if cython\.compiled:"  # blocks the pure build never runs
 
 # Run in a fresh interpreter: coverage starts before codec is imported, and only
@@ -598,7 +602,7 @@ import sys
 import coverage
 data_file, include, root, target, listing = sys.argv[1:]
 sys.path[:0] = [root]
-cov = coverage.Coverage(data_file=data_file, include=[include], config_file=False)
+cov = coverage.Coverage(data_file=data_file, include=include.split(","), config_file=False)
 cov.start()
 import importlib
 import codec
@@ -651,29 +655,40 @@ def coverage(extra: list[Path], _: int) -> None:
         "D4 line coverage of the core modules, pure build, each target's corpora replayed "
         f"(C-only blocks left out): {', '.join(CORE)}"
     )
-    print(f"    {'target':<22} {'inputs':>6} {'failed':>6} {'total':>6}  " + " ".join(CORE))
+    print(
+        f"    {'target':<22} {'inputs':>6} {'failed':>6} {'total':>6}  "
+        + " ".join(CORE)
+        + f"  {'profiler':>8}  "
+        + " ".join(name.split("/")[1] for name in PROFILER)
+    )
     with tempfile.TemporaryDirectory() as scratch:
         for target in TARGETS:
             files = _corpus_files(target, extra)
             listing = Path(scratch) / f"{target}.txt"
             listing.write_text("".join(f"{path}\n" for path in files))
             data_file = Path(scratch) / f"{target}.coverage"
-            command = [sys.executable, "-c", _REPLAY, str(data_file), f"{package}/*.py"]
+            include = f"{package}/*.py,{package}/profiler/*.py"
+            command = [sys.executable, "-c", _REPLAY, str(data_file), include]
             command += [str(HERE.parent), target, str(listing)]
             done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
             report = Coverage(data_file=str(data_file), config_file=False)
             report.exclude(C_ONLY)
             report.load()
+            totals = []
             shares = []
-            statements = executed = 0
-            for module in CORE:
-                _, lines, _, missing, _ = report.analysis2(str(package / f"{module}.py"))
-                statements += len(lines)
-                executed += len(lines) - len(missing)
-                shares.append(f"{100 * (len(lines) - len(missing)) / len(lines):.0f}%")
+            for modules in (CORE, PROFILER):
+                statements = executed = 0
+                for module in modules:
+                    _, lines, _, missing, _ = report.analysis2(str(package / f"{module}.py"))
+                    statements += len(lines)
+                    executed += len(lines) - len(missing)
+                    shares.append(f"{100 * (len(lines) - len(missing)) / len(lines):.0f}%")
+                totals.append(f"{100 * executed / statements:.1f}%")
             print(
-                f"    {target:<22} {len(files):>6} {done.stdout.strip():>6} "
-                f"{100 * executed / statements:>5.1f}%  " + " ".join(shares)
+                f"    {target:<22} {len(files):>6} {done.stdout.strip():>6} {totals[0]:>6}  "
+                + " ".join(shares[: len(CORE)])
+                + f"  {totals[1]:>8}  "
+                + " ".join(shares[len(CORE) :])
             )
 
 

@@ -9,10 +9,10 @@
 # Environment:
 #   PYTHON        interpreter (default: python); codec must be importable by it
 #                 (pip install -e . in CI; PYTHONPATH=<repo> in a bare checkout)
-#   FUZZ_RUNS     executions per target and build, seeds included (default 3000); in the
-#                 pure build the struct targets run a fraction of it (PURE_DIVISOR below)
+#   FUZZ_RUNS     executions per target and build, seeds included (default 3000); the
+#                 slower targets run a fraction of it (PURE_DIVISOR, COMPILED_DIVISOR below)
 #   FUZZ_BUILDS   builds to run: "compiled pure" (default), "compiled" or "pure"
-#   FUZZ_TARGETS  targets to run (default: all seven, in the order below)
+#   FUZZ_TARGETS  targets to run (default: all eight, in the order below)
 #   CODEC_FUZZ_TOLERATE_KNOWN  1 (the default here): inputs that show only a known,
 #                 reported finding (fuzz/_known.py, SECURITY.md) are counted, not failed,
 #                 so that CI fails on new findings and not at random on open ones; 0 to
@@ -23,7 +23,7 @@
 # fuzz/corpus/<target>/ and writes new inputs only to a temporary directory;
 # crash artifacts go to fuzz/crashes/. Exits non-zero when a target finds a
 # crash (or codec cannot be imported in a build). With the defaults the whole
-# smoke takes about 1.5 minutes on a 2-core machine (both builds, 7 targets).
+# smoke takes about 1.5 minutes on a 2-core machine (both builds, 8 targets).
 set -euo pipefail
 
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,11 +32,14 @@ base_runs="${FUZZ_RUNS:-3000}"
 export CODEC_FUZZ_TOLERATE_KNOWN="${CODEC_FUZZ_TOLERATE_KNOWN:-1}"
 builds="${FUZZ_BUILDS:-compiled pure}"
 default_targets="fuzz_varint fuzz_frame_decoder fuzz_wire_reader fuzz_struct_decode"
-default_targets+=" fuzz_differential fuzz_roundtrip fuzz_buffer_lifetime"
+default_targets+=" fuzz_differential fuzz_roundtrip fuzz_buffer_lifetime fuzz_profiler_stream"
 read -r -a targets <<<"${FUZZ_TARGETS:-$default_targets}"
-# The uncompiled struct targets run 10-40x slower than compiled ones: fewer runs there
-# keep the whole smoke well under 3 minutes.
-declare -A PURE_DIVISOR=([fuzz_struct_decode]=2 [fuzz_differential]=2 [fuzz_roundtrip]=3)
+# The uncompiled struct targets run 10-40x slower than compiled ones, and the profiler
+# stream target reads each input five ways (its stream reader is Python in both builds):
+# fewer runs there keep the whole smoke well under 3 minutes.
+declare -A PURE_DIVISOR=([fuzz_struct_decode]=2 [fuzz_differential]=2 [fuzz_roundtrip]=3
+    [fuzz_profiler_stream]=10)
+declare -A COMPILED_DIVISOR=([fuzz_profiler_stream]=2)
 crashes="$here/crashes"
 mkdir -p "$crashes"
 
@@ -70,6 +73,8 @@ for build in $builds; do
         runs="$base_runs"
         if [[ $build == pure && -n "${PURE_DIVISOR[$target]:-}" ]]; then
             runs=$((base_runs / PURE_DIVISOR[$target]))
+        elif [[ $build == compiled && -n "${COMPILED_DIVISOR[$target]:-}" ]]; then
+            runs=$((base_runs / COMPILED_DIVISOR[$target]))
         fi
         out="$work/new-$build-$target"
         log="$work/$build-$target.log"

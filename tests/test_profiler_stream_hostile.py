@@ -5,6 +5,8 @@ Each test names the finding of ``SECURITY.md`` it pins down.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_profiler import (
     BAD_STREAMS,
@@ -14,7 +16,7 @@ from test_profiler import (
 )
 
 from codec import FrameEncoder, varint
-from codec.profiler import Frame, PacketWriter, Receiver, Session, StreamError, read_capture
+from codec.profiler import Frame, PacketWriter, Receiver, Session, StreamError, read_capture, stream
 from codec.profiler.stream import find_keyframe
 
 
@@ -83,3 +85,25 @@ def test_a_capture_cut_inside_its_last_packet_still_ends_quietly() -> None:
     for cut in range(len(keyframe_bytes()) + 1, len(data)):
         items = [item for _, item in read_capture(data[:cut])]
         assert [item.producer_name for item in items] == ["bad"]
+
+
+def test_a_file_full_of_magic_numbers_is_searched_with_few_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R3: each occurrence of the magic costs byte checks, not a parse of every candidate."""
+    size = 64 * 1024
+    unit = varint.encode(size // 2) + bytes.fromhex("000d43504631")
+    data = (unit * (size // len(unit) + 1))[:size]
+    reads = 0
+    real_reader = stream.WireReader
+
+    def counting_reader(buffer: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return real_reader(buffer)
+
+    monkeypatch.setattr(stream, "WireReader", counting_reader)
+    assert list(read_capture(data)) == []
+    occurrences = data.count(bytes.fromhex("0d43504631"))
+    assert occurrences > 5000
+    assert reads <= occurrences, (reads, occurrences)

@@ -32,6 +32,7 @@ first whole keyframe.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import time
 from collections.abc import Iterable, Iterator
@@ -70,6 +71,8 @@ _HEADER, _REGISTRY, _FRAME, _STATS = 2, 3, 4, 6
 
 # The header's magic as it appears in a packet: tag of field 1, fixed32.
 _MAGIC_FIELD = bytes([1 << 3 | I32]) + MAGIC.to_bytes(4, "little")
+# A header packet starts with its flags (field 1, varint) or the header (field 2, LEN).
+_FIRST_TAGS = (1 << 3 | VARINT, _HEADER << 3 | LEN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,13 +502,20 @@ def find_keyframe(data: bytes, start: int = 0) -> int:
 
 
 def _is_header_packet(data: bytes, begin: int) -> bool:
+    """Whether a packet starting at ``begin`` is a header: its flags, then a header whose
+    first field is the magic (the order ``PacketWriter`` writes). Only those first fields
+    are read, so a hostile file full of magic numbers costs a few checks per candidate."""
     try:
         length, body = varint.decode(data, begin)
-        if length > DEFAULT_MAX_FRAME_SIZE or body + length > len(data):
+        if length > DEFAULT_MAX_FRAME_SIZE or body + length > len(data) or length < 7:
             return False
-        for field, wire_type, value in WireReader(memoryview(data)[body : body + length]):
+        if data[body] not in _FIRST_TAGS:
+            return False
+        packet = WireReader(memoryview(data)[body : body + length])
+        for field, wire_type, value in itertools.islice(packet, 2):
             if field == _HEADER and wire_type == LEN:
-                return _scalars(value).get(1) == MAGIC
+                first = next(iter(WireReader(value)), None)
+                return first is not None and first[:2] == (1, I32) and first[2] == MAGIC
     except DecodeError:
         return False
     return False

@@ -1,10 +1,11 @@
 # C types for _struct.py (Cython pure-Python mode).
 cimport cython
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.exc cimport PyErr_Clear
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
-from codec._buffer cimport byte_pointer, copy_bytes
+from codec._buffer cimport copy_bytes
 from codec._varint cimport (
     acquire, read_le, varint_error, varint_scan, varint_size, varint_value, varint_write, write_le,
 )
@@ -13,12 +14,17 @@ ctypedef unsigned char uchar
 
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+    # The same call for the write pass, which raises its own error on NULL.
+    const char *_utf8_or_null "PyUnicode_AsUTF8AndSize"(object text, Py_ssize_t *size) noexcept
     char *PyBytes_AS_STRING(object data)
     bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
     str PyUnicode_DecodeUTF8(const char *data, Py_ssize_t size, const char *errors)
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
     unsigned long long PyLong_AsUnsignedLongLong(object number) except? <unsigned long long>-1
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long value) nogil
 
 cdef int INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM
 cdef int FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE
@@ -29,6 +35,8 @@ cdef Py_ssize_t _DIRECT_NUMBERS
 cdef int64_t _INT32_MIN, _INT32_MAX
 cdef int _MAX_DEPTH
 cdef Py_ssize_t _MAX_SIZE_BYTES
+cdef int _UNTAGGED, _TAGGED, _IMPLICIT
+cdef Py_ssize_t _MAX_SCALAR_BYTES
 
 cdef class FieldPlan:
     cdef public str name
@@ -98,21 +106,23 @@ cdef uint64_t _scalar_bits(FieldPlan field, MessagePlan plan, object value) exce
 cdef Py_ssize_t _text_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, text=cython.p_const_char)
 cdef Py_ssize_t _write_text(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                            Py_ssize_t pos) except -1
+                            Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, view=Py_buffer)
 cdef Py_ssize_t _write_bytes(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                             Py_ssize_t pos) except -1
+                             Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
 @cython.locals(size=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _implicit_size(FieldPlan field, MessagePlan plan, object value) except -1
 cdef Py_ssize_t _bits_size(FieldPlan field, uint64_t bits) noexcept
+cdef Py_ssize_t _varint_bytes(uint64_t value) noexcept
 cdef Py_ssize_t _write_bits(FieldPlan field, uint64_t bits, uchar *out, Py_ssize_t pos) noexcept
 @cython.locals(kind=int, size=Py_ssize_t)
 cdef Py_ssize_t _value_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
-@cython.locals(sub=MessagePlan)
 cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value,
                                  int depth) except -1
+@cython.locals(sub=MessagePlan)
+cdef MessagePlan _sub_plan(FieldPlan field, MessagePlan plan, object value)
 @cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, size=Py_ssize_t,
                value_size=Py_ssize_t)
 cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth,
@@ -121,7 +131,7 @@ cdef int _check_container(FieldPlan field, MessagePlan plan, object value) excep
 cdef bint _sized(object value) except -1
 @cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
-@cython.locals(values=list, total=Py_ssize_t, field=FieldPlan)
+@cython.locals(values=list, total=Py_ssize_t, field=FieldPlan, unknown=bytes)
 cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
@@ -130,16 +140,28 @@ cdef object _oneof_error(MessagePlan plan, list values, str name, object slots)
 cpdef Py_ssize_t message_size(object message) except -1
 @cython.locals(instance=Struct)
 cdef MessagePlan plan_of(object message)
-@cython.locals(kind=int, sub=MessagePlan)
+cdef object _changed(MessagePlan plan)
+cdef int _room(FieldPlan field, MessagePlan plan, Py_ssize_t pos, Py_ssize_t end,
+               Py_ssize_t size, int tagged) except -1
+cdef Py_ssize_t _open_len(FieldPlan field, MessagePlan plan, uchar *out, Py_ssize_t pos,
+                          Py_ssize_t end, Py_ssize_t size, int tagged) except -1
+@cython.locals(kind=int, sub=MessagePlan, bits=uint64_t, size=Py_ssize_t)
 cdef Py_ssize_t _write_value(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                             Py_ssize_t pos, int depth) except -1
+                             Py_ssize_t pos, Py_ssize_t end, int depth, int tagged) except -1
+cdef Py_ssize_t _write_scalar(FieldPlan field, MessagePlan plan, uint64_t bits, uchar *out,
+                              Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
 @cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, payload=Py_ssize_t,
-               bits=uint64_t)
+               size=Py_ssize_t, entry_end=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                             Py_ssize_t pos, int depth) except -1
-@cython.locals(values=list, field=FieldPlan)
+                             Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
-                                 int depth) except -1
+                                 Py_ssize_t end, int depth) except -1
+@cython.locals(values=list, field=FieldPlan, unknown=bytes)
+cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
+                              Py_ssize_t end, int depth) except -1
+@cython.locals(view=Py_buffer, out=cython.p_uchar)
+cpdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
+                              Py_ssize_t size) except -1
 
 @cython.locals(message=Struct)
 cpdef Struct new_struct(MessagePlan plan)

@@ -14,7 +14,13 @@ C++'s ``_cached_size_``), where the write pass reads the length prefixes of
 sub-messages and map entries: every message is measured once, and encoding
 is linear in the size of the tree, however deep. Nothing is allocated for
 integers, floats, ``bytes``, ``str`` (CPython keeps a ``str``'s UTF-8 form)
-or nested structs, so a warm encode allocates nothing.
+or nested structs, so a warm encode allocates nothing. The write pass does
+not trust the size pass: Python code can run between and during the passes
+(a value's ``__index__``, a sequence's ``__iter__``, another thread) and
+change the struct, so every value is written only if it fits in the room
+left, and each length-delimited part must fill exactly the size measured
+for it; otherwise :class:`EncodeError` says the struct changed while it was
+being encoded.
 
 Decoding walks the tags once, looks fields up by number, and follows the
 protobuf rules that the conformance suite requires: last value wins for
@@ -50,7 +56,7 @@ from codec.errors import (
 )
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes
+    from codec._buffer import copy_bytes
     from codec._varint import (
         acquire,
         read_le,
@@ -383,16 +389,28 @@ def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
         raise _encode_error(field, plan, "string has a lone surrogate") from None
 
 
-def _write_text(field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int) -> int:
+def _write_text(
+    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, tagged: int
+) -> int:
     if type(value) is not str:
-        return _write_bytes(field, plan, _not_text(field, plan, value), out, pos)
+        return _write_bytes(field, plan, _not_text(field, plan, value), out, pos, end, tagged)
     if cython.compiled:
-        text = PyUnicode_AsUTF8AndSize(value, cython.address(size))
-        pos = varint_write(out, pos, size)  # type: ignore[has-type]
+        text = _utf8_or_null(value, cython.address(size))
+        if text == cython.NULL:
+            PyErr_Clear()
+            raise _encode_error(field, plan, "string has a lone surrogate")
+        if size == 0 and tagged == _IMPLICIT:  # type: ignore[has-type]
+            return pos
+        pos = _open_len(field, plan, out, pos, end, size, tagged)  # type: ignore[has-type]
         copy_bytes(out, pos, cython.cast(cython.p_uchar, text), size)  # type: ignore[has-type]
         return pos + size  # type: ignore[has-type, no-any-return]
-    data = value.encode()
-    pos = varint_write(out, pos, len(data))
+    try:
+        data = value.encode()
+    except UnicodeEncodeError:
+        raise _encode_error(field, plan, "string has a lone surrogate") from None
+    if not data and tagged == _IMPLICIT:
+        return pos
+    pos = _open_len(field, plan, out, pos, end, len(data), tagged)
     copy_bytes(out, pos, data, len(data))
     return pos + len(data)
 
@@ -416,22 +434,32 @@ def _bytes_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
         raise _encode_error(field, plan, f"expected bytes, not {type(value).__name__}") from None
 
 
-def _write_bytes(field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int) -> int:
+def _write_bytes(
+    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, tagged: int
+) -> int:
     if cython.compiled:
         if type(value) is bytes:
             size = len(value)
-            pos = varint_write(out, pos, size)
+            if size == 0 and tagged == _IMPLICIT:
+                return pos
+            pos = _open_len(field, plan, out, pos, end, size, tagged)
             copy_bytes(out, pos, cython.cast(cython.p_uchar, PyBytes_AS_STRING(value)), size)
             return pos + size
+        _bytes_size(field, plan, value)  # the type checks of the size pass
         acquire(value, cython.address(view), PyBUF_SIMPLE)
         try:
-            pos = varint_write(out, pos, view.len)  # type: ignore[has-type]
+            if view.len == 0 and tagged == _IMPLICIT:  # type: ignore[has-type]
+                return pos
+            pos = _open_len(field, plan, out, pos, end, view.len, tagged)  # type: ignore[has-type]
             copy_bytes(out, pos, cython.cast(cython.p_uchar, view.buf), view.len)  # type: ignore[has-type]
             return pos + view.len  # type: ignore[has-type, no-any-return]
         finally:
             PyBuffer_Release(cython.address(view))
+    _bytes_size(field, plan, value)
     with byte_view(value, False) as source:
-        pos = varint_write(out, pos, len(source))
+        if len(source) == 0 and tagged == _IMPLICIT:
+            return pos
+        pos = _open_len(field, plan, out, pos, end, len(source), tagged)
         copy_bytes(out, pos, source, len(source))
         return pos + len(source)
 
@@ -456,11 +484,16 @@ def _value_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
 
 
 def _submessage_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
+    return message_size_at(_sub_plan(field, plan, value), value, depth + 1)
+
+
+def _sub_plan(field: FieldPlan, plan: MessagePlan, value: Any) -> MessagePlan:
+    """The plan of a message field's value, which must be a struct of the field's type."""
     sub: MessagePlan = field.message  # type: ignore[assignment]
     if type(value) is not sub.cls:
         problem = f"expected {sub.cls.__name__}, not {type(value).__name__}"
         raise _encode_error(field, plan, problem)
-    return message_size_at(sub, value, depth + 1)
+    return sub
 
 
 def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int, measured: bool) -> int:
@@ -473,6 +506,7 @@ def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int, measured: bo
     key_field: FieldPlan = field.map_key  # type: ignore[assignment]
     value_field: FieldPlan = field.map_value  # type: ignore[assignment]
     if measured and value_field.kind == MESSAGE:
+        _sub_plan(value_field, entry, value)
         size = _measured(value)
         value_size = varint_size(size) + size
     else:
@@ -548,8 +582,15 @@ def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
 
 def _bits_size(field: FieldPlan, bits: int) -> int:
     if field.wire_type == VARINT:
-        return varint_size(bits)
+        return _varint_bytes(bits)
     return 4 if field.wire_type == I32 else 8
+
+
+def _varint_bytes(value: int) -> int:
+    """``varint_size``; compiled, by counting leading zeros (no loop, no call across modules)."""
+    if cython.compiled:
+        return (9 * (63 - __builtin_clzll(value | 1)) + 73) >> 6  # type: ignore[no-any-return]
+    return varint_size(value)
 
 
 def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
@@ -560,12 +601,19 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
     if depth > _MAX_DEPTH:
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
     values = message._values
+    if values is None:
+        raise _changed(plan)
     total = 0
     for field in plan.fields:
+        if field.slot >= len(values):  # emptied by Python code run for an earlier field
+            raise _changed(plan)
         total += _field_size(field, plan, values[field.slot], depth)
     if plan.oneofs:
         _check_oneofs(plan, values)
-    total += len(message._unknown)
+    unknown = message._unknown
+    if unknown is None:
+        raise _changed(plan)
+    total += len(unknown)
     message._size = total
     return total
 
@@ -579,6 +627,8 @@ def _check_oneofs(plan: MessagePlan, values: list[Any]) -> None:
     for name, slots in plan.oneofs.items():
         chosen = 0
         for slot in slots:
+            if slot >= len(values):  # emptied by Python code run in the size pass
+                raise _changed(plan)
             if values[slot] is not None:
                 chosen += 1
         if chosen > 1:
@@ -604,71 +654,142 @@ def plan_of(message: Any) -> MessagePlan:
 
 
 # --- encoding: writing -----------------------------------------------------
+#
+# The write pass writes through a raw pointer into the room the size pass
+# reserved, but Python code can run between and during the passes (a value's
+# __index__ or __float__, a sequence's __iter__, a map key's __int__ while
+# the keys are sorted, a finaliser, another thread), so the struct may no
+# longer be what was measured. Each value is first taken in its C form (bits,
+# a UTF-8 pointer, a buffer), which is where Python code can run; its bytes
+# are then counted and written only if they fit before ``end``, with nothing
+# run in between. A length-delimited part (sub-message, packed run, map
+# entry) is given its measured size as its own end and must fill it exactly,
+# as the whole message must fill its room: otherwise the struct changed
+# while it was encoded, an EncodeError. The output is thus always a
+# consistent encoding of the values the write pass read, or an error.
+
+_UNTAGGED, _TAGGED, _IMPLICIT = 0, 1, 2  # how _write_value writes: _IMPLICIT skips zero values
+_MAX_SCALAR_BYTES = 15  # a tag (5 bytes: field numbers < 2**29) and a 10-byte varint
+
+
+def _changed(plan: MessagePlan) -> EncodeError:
+    return EncodeError(f"{plan.full_name}: the struct changed while it was being encoded")
+
+
+def _room(field: FieldPlan, plan: MessagePlan, pos: int, end: int, size: int, tagged: int) -> None:
+    """Raise unless ``size`` bytes, after the tag unless _UNTAGGED, fit in ``out[pos:end]``."""
+    if tagged != _UNTAGGED:
+        size += field.tag_size
+    if size > end - pos:
+        raise _changed(plan)
+
+
+def _open_len(
+    field: FieldPlan, plan: MessagePlan, out: Any, pos: int, end: int, size: int, tagged: int
+) -> int:
+    """Write the tag (unless _UNTAGGED) and length prefix of a ``size``-byte value.
+
+    Returns where the value goes; raises if the value would not end by ``end``.
+    """
+    _room(field, plan, pos, end, _varint_bytes(size) + size, tagged)
+    if tagged != _UNTAGGED:
+        pos = varint_write(out, pos, field.tag)
+    return varint_write(out, pos, size)
 
 
 def _write_value(
-    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, depth: int
+    field: FieldPlan,
+    plan: MessagePlan,
+    value: Any,
+    out: Any,
+    pos: int,
+    end: int,
+    depth: int,
+    tagged: int,
 ) -> int:
+    """Write one value of ``field`` (and its tag, unless _UNTAGGED) before ``end``."""
     if field.wire_type != LEN and field.wire_type != SGROUP:
-        return _write_bits(field, _scalar_bits(field, plan, value), out, pos)
+        bits = _scalar_bits(field, plan, value)
+        if bits == 0 and tagged == _IMPLICIT:  # -0.0 has bits, so it is written, as upb does
+            return pos
+        return _write_scalar(field, plan, bits, out, pos, end, tagged)
     kind = field.kind
     if kind == STRING:
-        return _write_text(field, plan, value, out, pos)
+        return _write_text(field, plan, value, out, pos, end, tagged)
     if kind == BYTES:
-        return _write_bytes(field, plan, value, out, pos)
-    sub: MessagePlan = field.message  # type: ignore[assignment]
+        return _write_bytes(field, plan, value, out, pos, end, tagged)
+    sub = _sub_plan(field, plan, value)
     if kind == GROUP:
-        pos = write_message_at(sub, value, out, pos, depth + 1)
+        if field.tag_size > end - pos:
+            raise _changed(plan)
+        pos = varint_write(out, pos, field.tag)
+        pos = _write_fields(sub, value, out, pos, end, depth + 1)
+        if varint_size(field.end_tag) > end - pos:
+            raise _changed(plan)
         return varint_write(out, pos, field.end_tag)
-    pos = varint_write(out, pos, _measured(value))
-    return write_message_at(sub, value, out, pos, depth + 1)
+    size = _measured(value)
+    pos = _open_len(field, plan, out, pos, end, size, _TAGGED)
+    return write_message_at(sub, value, out, pos, pos + size, depth + 1)
+
+
+def _write_scalar(
+    field: FieldPlan, plan: MessagePlan, bits: int, out: Any, pos: int, end: int, tagged: int
+) -> int:
+    """Write the scalar ``bits`` of ``field`` (and its tag, unless _UNTAGGED) before ``end``."""
+    if end - pos < _MAX_SCALAR_BYTES:  # near the end of the room: count the bytes
+        _room(field, plan, pos, end, _bits_size(field, bits), tagged)
+    if tagged != _UNTAGGED:
+        pos = varint_write(out, pos, field.tag)
+    return _write_bits(field, bits, out, pos)
 
 
 def _write_field(
-    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, depth: int
+    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, depth: int
 ) -> int:
     if field.map_key is not None:
+        if type(value) is not dict:
+            _check_container(field, plan, value)
         entry: MessagePlan = field.message  # type: ignore[assignment]
         key_field: FieldPlan = field.map_key
         value_field: FieldPlan = field.map_value  # type: ignore[assignment]
         for key, item in sorted(value.items(), key=_map_order(key_field)):
-            pos = varint_write(out, pos, field.tag)
-            pos = varint_write(out, pos, _entry_size(field, key, item, depth, True))
-            pos = varint_write(out, pos, key_field.tag)
-            pos = _write_value(key_field, entry, key, out, pos, depth)
-            pos = varint_write(out, pos, value_field.tag)
-            pos = _write_value(value_field, entry, item, out, pos, depth)
+            size = _entry_size(field, key, item, depth, True)
+            pos = _open_len(field, plan, out, pos, end, size, _TAGGED)
+            entry_end = pos + size
+            pos = _write_value(key_field, entry, key, out, pos, entry_end, depth, _TAGGED)
+            pos = _write_value(value_field, entry, item, out, pos, entry_end, depth, _TAGGED)
+            if pos != entry_end:
+                raise _changed(plan)
         return pos
     if field.repeated:
+        if type(value) is not list:
+            _check_container(field, plan, value)
         if field.packed:
-            if len(value) == 0:
-                return pos
             payload = 0
             for item in value:
                 payload += _value_size(field, plan, item, depth)
-            pos = varint_write(out, pos, field.tag)
-            pos = varint_write(out, pos, payload)
+            if payload == 0 and len(value) == 0:
+                return pos
+            pos = _open_len(field, plan, out, pos, end, payload, _TAGGED)
+            run_end = pos + payload
             for item in value:
-                pos = _write_value(field, plan, item, out, pos, depth)
+                pos = _write_value(field, plan, item, out, pos, run_end, depth, _UNTAGGED)
+            if pos != run_end:
+                raise _changed(plan)
             return pos
         for item in value:
-            pos = varint_write(out, pos, field.tag)
-            pos = _write_value(field, plan, item, out, pos, depth)
+            pos = _write_value(field, plan, item, out, pos, end, depth, _TAGGED)
         return pos
     if value is None:
         return pos
     if field.presence or field.message is not None:
-        pos = varint_write(out, pos, field.tag)
-        return _write_value(field, plan, value, out, pos, depth)
+        return _write_value(field, plan, value, out, pos, end, depth, _TAGGED)
     if field.wire_type == LEN:
-        if _implicit_size(field, plan, value) == 0:
-            return pos
-        pos = varint_write(out, pos, field.tag)
-        return _write_value(field, plan, value, out, pos, depth)
-    bits = _scalar_bits(field, plan, value)
-    if bits == 0:
+        return _write_value(field, plan, value, out, pos, end, depth, _IMPLICIT)
+    bits = _scalar_bits(field, plan, value)  # the common case, without the call above
+    if bits == 0:  # -0.0 has bits, so it is written, as upb does
         return pos
-    return _write_bits(field, bits, out, varint_write(out, pos, field.tag))
+    return _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
 
 
 def _write_bits(field: FieldPlan, bits: int, out: Any, pos: int) -> int:
@@ -694,30 +815,63 @@ def _utf8(key: str | bytes) -> bytes:
     return key if isinstance(key, bytes) else key.encode()  # proto2 keys may be bytes
 
 
-def write_message_at(plan: MessagePlan, message: Struct, out: Any, pos: int, depth: int) -> int:
-    """Write ``message`` at ``out[pos]``; return the end.
+def write_message_at(
+    plan: MessagePlan, message: Struct, out: Any, pos: int, end: int, depth: int
+) -> int:
+    """Write ``message`` in ``out[pos:end]``, which it must fill; return ``end``.
 
-    :func:`message_size_at` must have just measured ``message`` (its room is
-    made, and the sizes of its sub-messages are the ones it left).
+    :func:`message_size_at` must have just measured ``message`` as
+    ``end - pos`` bytes (the room is made, and the sizes of its sub-messages
+    are the ones it left). :class:`EncodeError` if it changed since.
     """
+    if _write_fields(plan, message, out, pos, end, depth) != end:
+        raise _changed(plan)
+    return end
+
+
+def _write_fields(
+    plan: MessagePlan, message: Struct, out: Any, pos: int, end: int, depth: int
+) -> int:
+    """Write the fields of ``message`` from ``pos``, not past ``end``; return where they end."""
+    if depth > _MAX_DEPTH:  # a struct made to contain itself since the size pass
+        raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
     values = message._values
+    if values is None:
+        raise _changed(plan)
     for field in plan.fields:
-        pos = _write_field(field, plan, values[field.slot], out, pos, depth)
+        if field.slot >= len(values):
+            raise _changed(plan)
+        pos = _write_field(field, plan, values[field.slot], out, pos, end, depth)
     unknown = message._unknown
+    if unknown is None or len(unknown) > end - pos:
+        raise _changed(plan)
     copy_bytes(out, pos, unknown, len(unknown))
     return pos + len(unknown)
 
 
-def encode_into(message: Struct, data: bytearray, offset: int) -> int:
-    """Write ``message`` at ``offset`` of ``data`` (measured, room made); return the end."""
-    return write_message_at(plan_of(message), message, byte_pointer(data), offset, 0)
+def write_struct(plan: MessagePlan, message: Struct, data: bytearray, pos: int, size: int) -> int:
+    """Write ``message``, just measured as ``size`` bytes, at ``data[pos:]``; return the end.
+
+    The room is made. ``data`` stays exported meanwhile, so Python code that
+    the write pass runs cannot resize it under the pointer (BufferError).
+    """
+    if cython.compiled:
+        PyObject_GetBuffer(data, cython.address(view), PyBUF_SIMPLE)
+        try:
+            out = cython.cast(cython.p_uchar, view.buf)  # type: ignore[has-type]
+            return write_message_at(plan, message, out, pos, pos + size, 0)
+        finally:
+            PyBuffer_Release(cython.address(view))
+    with memoryview(data):
+        return write_message_at(plan, message, data, pos, pos + size, 0)
 
 
 def encode(message: Struct) -> bytes:
     """The wire bytes of a struct (deterministic: equal to upb's deterministic output)."""
-    size = message_size(message)
+    plan = plan_of(message)
+    size = message_size_at(plan, message, 0)
     out = bytearray(size)
-    encode_into(message, out, 0)
+    write_struct(plan, message, out, 0, size)
     return bytes(out)
 
 

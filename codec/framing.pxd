@@ -4,10 +4,10 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport (
-    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
+    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, is_exported, resize,
 )
 from codec._struct cimport (
-    Decoding, MessagePlan, Struct, message_size_at, plan_of, write_message_at,
+    Decoding, MessagePlan, Struct, message_size_at, plan_of, write_struct,
 )
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
@@ -23,7 +23,7 @@ cdef Py_ssize_t _frame_into(bytearray data, Py_ssize_t offset, object payload, P
 cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *source, Py_ssize_t size,
                            Py_ssize_t limit, bint exact) except -1
 
-@cython.locals(plan=MessagePlan, size=Py_ssize_t, body=Py_ssize_t)
+@cython.locals(plan=MessagePlan, size=Py_ssize_t, length=Py_ssize_t, body=Py_ssize_t)
 cdef Py_ssize_t _put_struct(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
                             bint exact) except -1
 
@@ -36,7 +36,7 @@ cdef class FrameEncoder(WriteBuffer):
 
     @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
     cpdef Py_ssize_t write(self, object payload) except -1
-    @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
+    @cython.locals(start=Py_ssize_t, end=Py_ssize_t)
     cpdef Py_ssize_t encode(self, object message) except -1
 
 cdef class FrameDecoder(ReceiveWindow):

@@ -46,8 +46,8 @@ from codec._struct import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ELEMENTS
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes, grown, resize
-    from codec._struct import Decoding, Struct, message_size_at, plan_of, write_message_at
+    from codec._buffer import byte_pointer, copy_bytes, grown, is_exported, resize
+    from codec._struct import Decoding, Struct, message_size_at, plan_of, write_struct
     from codec._varint import (
         acquire,
         varint_error,
@@ -115,8 +115,16 @@ def _put_struct(data: bytearray, offset: int, message: Struct, limit: int, exact
     """Write a struct as a frame at ``offset`` of ``data``; return the frame's end."""
     plan = plan_of(message)
     size = message_size_at(plan, message, 0)  # checks every value before anything is written
+    length = len(data)
     body = _frame_room(data, offset, size, limit, exact)
-    return write_message_at(plan, message, byte_pointer(data), body, 0)
+    if not exact:  # the caller keeps its frame end, so the partial frame is not kept
+        return write_struct(plan, message, data, body, size)
+    try:  # Python code run by the write pass may have changed the struct (EncodeError)
+        return write_struct(plan, message, data, body, size)
+    except BaseException:
+        if not is_exported(data):
+            resize(data, length)
+        raise
 
 
 def _frame_room(data: bytearray, offset: int, size: int, limit: int, exact: bool) -> int:
@@ -151,7 +159,9 @@ def encode_frame_into(
     ``offset=-1`` appends. As with
     msgspec's ``encode_into``, ``buffer`` is resized to end where the frame
     ends. On error (:class:`FrameTooLargeError`, :class:`EncodeError`) the
-    buffer is left unchanged.
+    buffer is left unchanged, but for one case: a struct changed by Python
+    code while it is written (``EncodeError``) leaves the bytes after an
+    ``offset`` inside the buffer partly overwritten (the length is restored).
     """
     if not isinstance(buffer, bytearray):
         raise TypeError(f"buffer must be a bytearray, not {type(buffer).__name__}")
@@ -219,10 +229,15 @@ class FrameEncoder(WriteBuffer):
         buffer; a google.protobuf message is serialized once, then copied.
         """
         if isinstance(message, Struct):
-            end = _put_struct(self._data, self._length, message, self._max_frame_size, False)
-            written = end - self._length
+            start = self._length
+            try:
+                end = _put_struct(self._data, start, message, self._max_frame_size, False)
+            finally:
+                if self._length != start:  # Python code run by the write pass wrote frames,
+                    self._length = start  # then this one was written over them: drop them all
+                    raise EncodeError("the encoder was written to while it was encoding a struct")
             self._length = end
-            return written
+            return end - start
         return self.write(_serialize(message))
 
 

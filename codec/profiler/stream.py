@@ -224,8 +224,9 @@ class Receiver:
     """Reads a profiler stream: applies registry packets, yields sessions and frames.
 
     Feed bytes with :meth:`feed` (or ``get_buffer``/``buffer_updated`` of
-    :attr:`decoder`), then iterate: each item is a :class:`Session` (a header
-    that starts a new session) or a :class:`~codec.profiler.model.Frame`.
+    :attr:`decoder`), then iterate: each item is a :class:`Session` (every
+    header: the start of the stream or of a keyframe; a new ``session_id``
+    means a restarted producer) or a :class:`~codec.profiler.model.Frame`.
     A reader that splits the stream itself hands over one packet at a time
     with :meth:`read_packet` instead.
     """

@@ -256,4 +256,12 @@ LIFETIME_SEEDS: dict[str, bytes] = {
     + bytes([0, 0, 3, 3, 8, 0, 3])
     + b"new"
     + bytes([0, 3]),
+    # found under ASan at 17c91a2: a bad prefix behind a frame not yet taken poisons the
+    # decoder on arrival (O3), so a later get_buffer() raises FrameTooLargeError at once
+    "o3-get-buffer-after-bad-prefix": bytes.fromhex(
+        "0078ffff41ff3affff09fe0000fa7900464746787079004619999978ffff41ff"
+        "3affff0900000177070000464746787879004699999999790046999999999999"
+        "99790046999999990000fa790046474678787900469999999979004699999999"
+        "999999790046999999999999"
+    ),
 }

@@ -157,7 +157,10 @@ class State:
     def abandon(self, hint: int) -> None:
         if self.poisoned:
             return
-        self.abandoned.append(self.decoder.get_buffer(hint))
+        try:
+            self.abandoned.append(self.decoder.get_buffer(hint))
+        except codec.DecodeError as exc:  # a bad prefix already received (checked on arrival)
+            self._fail(exc)
 
     def scribble(self) -> None:
         for view in self.abandoned:

@@ -42,7 +42,6 @@ import array
 import gc
 import gzip
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -905,13 +904,12 @@ def test_many_tiny_reads_keep_constant_state() -> None:
 
 
 @covers("F5")
-def test_flood_of_empty_frames_in_one_feed_is_linear() -> None:
+def test_flood_of_empty_frames_in_one_feed_is_all_delivered() -> None:
+    # Its speed is a figure of SECURITY.md (fuzz/measure.py), not an assertion here.
     decoder = FrameDecoder()
-    start = time.perf_counter()
     decoder.feed(bytes(300_000))
     count = sum(1 for _ in decoder)
     assert count == 300_000
-    assert time.perf_counter() - start < 20  # a hang guard, not a benchmark
 
 
 # --- P8: amplification guards ---------------------------------------------------------------------
@@ -1006,21 +1004,18 @@ DEEP = 100_000
     ],
 )
 @pytest.mark.parametrize("api", ["WireReader", "codec.decode", "FrameDecoder(message_type)"])
-def test_hundred_thousand_levels_rejected_quickly_without_recursion(
+def test_hundred_thousand_levels_rejected_near_the_top_without_recursion(
     cls: Any, data: bytes, api: str
 ) -> None:
     vector = Vector("S4", "deep", "message", data, None, cls)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(400)  # a recursive decoder would hit this long before depth 100,000
     try:
-        start = time.perf_counter()
         result = APIS["message"][api](vector)
-        elapsed = time.perf_counter() - start
     finally:
         sys.setrecursionlimit(limit)
     assert isinstance(result, DepthLimitError), result
-    assert result.offset < 2_000  # found near the top
-    assert elapsed < 5, f"{elapsed:.2f} s"  # a hang guard, not a benchmark
+    assert result.offset < 2_000  # found near the top; the time it takes is D7 of SECURITY.md
 
 
 @covers("S4")

@@ -50,7 +50,6 @@ import contextlib
 import gc
 import math
 import struct as pystruct
-import time
 import tracemalloc
 from typing import Any
 
@@ -1383,15 +1382,12 @@ DEEP = 100_000
         ),
     ],
 )
-def test_deep_nesting_is_rejected_quickly(cls: Any, make: Any, error: Any) -> None:
+def test_deep_nesting_is_rejected_near_the_top(cls: Any, make: Any, error: Any) -> None:
     data = make()
-    start = time.perf_counter()
     with pytest.raises(error) as info:
         codec.decode(S(cls), data)
-    elapsed = time.perf_counter() - start
     assert isinstance(info.value.offset, int)
-    assert info.value.offset < 2_000  # found near the top, not at the bottom
-    assert elapsed < 10, f"{elapsed:.1f} s"  # a hang guard, not a benchmark
+    assert info.value.offset < 2_000  # found near the top, not at the bottom (timed: D7)
 
 
 # --- nothing but DecodeError escapes -------------------------------------------------------------

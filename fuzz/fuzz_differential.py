@@ -32,7 +32,6 @@ above were established against upb.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 if __name__ == "__main__":
@@ -43,7 +42,6 @@ if __name__ == "__main__":
 else:
     import codec
 
-from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 try:
@@ -52,8 +50,16 @@ except ImportError:  # run as ``python fuzz/fuzz_differential.py``: fuzz/ is sys
     import _known  # type: ignore[no-redef]
     import _schemas  # type: ignore[no-redef]
 
+from schemas.divergences import (
+    deterministic,
+    has_nan,
+    has_proto2_invalid_utf8,
+    is_field_zero,
+    is_varint_overflow,
+    quiet_floats,
+)
+
 ROOTS = [_schemas.by_name(name) for name in _schemas.ROOTS]
-MESSAGE_TYPES = (FD.TYPE_MESSAGE, FD.TYPE_GROUP)
 
 
 def pick(data: bytes) -> tuple[Any, bytes]:
@@ -67,104 +73,6 @@ def pick(data: bytes) -> tuple[Any, bytes]:
 def make_input(message: bytes, root: int = 0) -> bytes:
     """The fuzz input that reads ``message`` as ``ROOTS[root]`` (for seed corpora)."""
     return bytes([root]) + message
-
-
-# --- detectors of the intended divergences ------------------------------------------------
-
-
-def _is_map(field: Any) -> bool:
-    return bool(
-        field.type == FD.TYPE_MESSAGE
-        and field.is_repeated
-        and field.message_type.GetOptions().map_entry
-    )
-
-
-def _walk(message: Any) -> Any:
-    """Every (field, value) set in a google.protobuf message, recursively."""
-    for field, value in message.ListFields():
-        if _is_map(field):
-            key_field = field.message_type.fields_by_name["key"]
-            value_field = field.message_type.fields_by_name["value"]
-            for key, item in value.items():
-                yield key_field, key
-                if value_field.type in MESSAGE_TYPES:
-                    yield from _walk(item)
-                else:
-                    yield value_field, item
-        elif field.type in MESSAGE_TYPES:
-            for item in value if field.is_repeated else [value]:
-                yield from _walk(item)
-        else:
-            for item in value if field.is_repeated else [value]:
-                yield field, item
-
-
-def is_varint_overflow(data: bytes, error: codec.DecodeError) -> bool:
-    """Divergence 1: a VarintError at a 10-byte varint whose last byte is > 1."""
-    if not isinstance(error, codec.VarintError) or error.offset is None:
-        return False
-    varint = data[error.offset : error.offset + 10]
-    return len(varint) == 10 and all(b & 0x80 for b in varint[:9]) and varint[9] > 1
-
-
-def has_proto2_invalid_utf8(expected: Any) -> bool:
-    """Divergence 2: upb returned ``bytes`` for a string field.
-
-    A proto2 map key that is not UTF-8 cannot even be iterated (upb's map raises
-    UnicodeDecodeError): that counts too.
-    """
-    try:
-        return any(
-            field.type == FD.TYPE_STRING and isinstance(v, bytes) for field, v in _walk(expected)
-        )
-    except UnicodeDecodeError:
-        return True
-
-
-def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
-    """Divergence 4: a WireFormatError at a tag of field number 0."""
-    if not isinstance(error, codec.WireFormatError) or error.offset is None:
-        return False
-    value = shift = 0
-    for byte in data[error.offset : error.offset + 5]:
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value >> 3 == 0
-    return False
-
-
-def _quiet_floats(message: Any) -> None:
-    """Divergence 3: store every float32 value back through a Python float."""
-    for field, value in message.ListFields():
-        if _is_map(field):
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.type in MESSAGE_TYPES:
-                for item in value.values():
-                    _quiet_floats(item)
-            elif value_field.type == FD.TYPE_FLOAT:
-                for key in list(value):
-                    value[key] = value[key]
-        elif field.type in MESSAGE_TYPES:
-            for item in value if field.is_repeated else [value]:
-                _quiet_floats(item)
-        elif field.type == FD.TYPE_FLOAT:
-            if field.is_repeated:
-                value[:] = list(value)
-            else:
-                setattr(message, field.name, value)
-
-
-def _has_nan(message: Any) -> bool:
-    try:
-        return any(isinstance(v, float) and math.isnan(v) for _, v in _walk(message))
-    except UnicodeDecodeError:  # a proto2 map key that is not UTF-8 (see divergence 2)
-        return False
-
-
-def _deterministic(message: Any) -> bytes:
-    return message.SerializePartialToString(deterministic=True)  # type: ignore[no-any-return]
 
 
 # --- the comparison -----------------------------------------------------------------------------
@@ -197,7 +105,7 @@ def verdict(data: bytes) -> str:
             return "divergence 4: field 0 in a message without fields"
         raise AssertionError(f"codec rejects what upb accepts: {error!r}: {where}")
     assert expected is not None, f"codec accepts what upb rejects: {where}"
-    upb_bytes = _deterministic(expected)
+    upb_bytes = deterministic(expected)
     try:
         codec_bytes = codec.encode(decoded)
     except codec.EncodeError:
@@ -206,11 +114,11 @@ def verdict(data: bytes) -> str:
         raise
     if codec_bytes == upb_bytes:
         return "both accept, same content"
-    if _has_nan(expected):
+    if has_nan(expected):
         quieted = cls()
         quieted.CopyFrom(expected)
-        _quiet_floats(quieted)
-        if codec_bytes == _deterministic(quieted):
+        quiet_floats(quieted)
+        if codec_bytes == deterministic(quieted):
             return "divergence 3: float32 signalling NaN"
     k1 = _known.undeclared_closed_enum(decoded) or _known.closed_enum_in_unknown(decoded)
     if k1 and _known.tolerated("K1"):

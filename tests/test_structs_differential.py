@@ -63,9 +63,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import struct as pystruct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -81,6 +80,16 @@ from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from schemas import all_classes, everything_pb2, legacy_pb2
+from schemas.divergences import (
+    MESSAGE_TYPES,
+    deterministic,
+    has_nan,
+    has_proto2_invalid_utf8,
+    is_field_zero,
+    is_map,
+    is_varint_overflow,
+    quiet_floats,
+)
 
 import codec
 
@@ -116,15 +125,6 @@ INT_RANGES = {
     FD.TYPE_UINT64: (0, 2**64 - 1),
     FD.TYPE_FIXED64: (0, 2**64 - 1),
 }
-MESSAGE_TYPES = (FD.TYPE_MESSAGE, FD.TYPE_GROUP)
-
-
-def is_map(field: FieldDescriptor) -> bool:
-    return (
-        field.type == FD.TYPE_MESSAGE
-        and field.is_repeated
-        and field.message_type.GetOptions().map_entry
-    )
 
 
 @functools.cache
@@ -231,34 +231,6 @@ any_pb2_message = st.sampled_from(NAMES).flatmap(lambda name: pb2_messages(ALL[n
 # --- helpers ------------------------------------------------------------------------
 
 
-def walk_values(message: Any) -> Iterator[tuple[FieldDescriptor, Any]]:
-    """Every (field, value) set in a google.protobuf message, recursively."""
-    for field, value in message.ListFields():
-        if is_map(field):
-            value_field = field.message_type.fields_by_name["value"]
-            key_field = field.message_type.fields_by_name["key"]
-            for key, item in value.items():
-                yield key_field, key
-                if value_field.type in MESSAGE_TYPES:
-                    yield from walk_values(item)
-                else:
-                    yield value_field, item
-        elif field.type in MESSAGE_TYPES:
-            for item in value if field.is_repeated else [value]:
-                yield from walk_values(item)
-        else:
-            for item in value if field.is_repeated else [value]:
-                yield field, item
-
-
-def has_nan(message: Any) -> bool:
-    return any(isinstance(v, float) and math.isnan(v) for _, v in walk_values(message))
-
-
-def deterministic(message: Any) -> bytes:
-    return message.SerializePartialToString(deterministic=True)  # type: ignore[no-any-return]
-
-
 def struct_of(cls: Any) -> type:
     return codec.struct(cls)
 
@@ -296,59 +268,6 @@ def check_options_agree(cls: Any, data: bytes, decoded: Any, error: Any) -> None
     else:
         assert other_error is not None, f"only plain decoding fails: {error!r}"
         assert (type(other_error), other_error.offset) == (type(error), error.offset)
-
-
-# --- detectors of the intended divergences --------------------------------------------
-
-
-def is_varint_overflow(data: bytes, error: codec.DecodeError) -> bool:
-    """Divergence 1: ``error`` is a VarintError at a 10-byte varint whose last byte is > 1."""
-    if not isinstance(error, codec.VarintError) or error.offset is None:
-        return False
-    varint = data[error.offset : error.offset + 10]
-    return len(varint) == 10 and all(b & 0x80 for b in varint[:9]) and varint[9] > 1
-
-
-def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
-    """Divergence 4: ``error`` is a WireFormatError at a tag of field number 0."""
-    if not isinstance(error, codec.WireFormatError) or error.offset is None:
-        return False
-    value = shift = 0
-    for byte in data[error.offset : error.offset + 5]:
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value >> 3 == 0
-    return False
-
-
-def has_proto2_invalid_utf8(expected: Any) -> bool:
-    """Divergence 2: upb returned ``bytes`` for a string field (invalid UTF-8, proto2)."""
-    return any(
-        field.type == FD.TYPE_STRING and isinstance(value, bytes)
-        for field, value in walk_values(expected)
-    )
-
-
-def quiet_floats(message: Any) -> None:
-    """Divergence 3: store every float32 value back through a Python float (quiets sNaNs)."""
-    for field, value in message.ListFields():
-        if is_map(field):
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.type in MESSAGE_TYPES:
-                for item in value.values():
-                    quiet_floats(item)
-            elif value_field.type == FD.TYPE_FLOAT:
-                for key in list(value):
-                    value[key] = value[key]
-        elif field.type in MESSAGE_TYPES:
-            for item in value if field.is_repeated else [value]:
-                quiet_floats(item)
-        elif field.type == FD.TYPE_FLOAT:
-            if field.is_repeated:
-                value[:] = list(value)
-            else:
-                setattr(message, field.name, value)
 
 
 def check_against_upb(cls: Any, data: bytes) -> str:

@@ -42,7 +42,6 @@ import array
 import gc
 import gzip
 import sys
-import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +52,7 @@ pytest.importorskip("grpc_tools", reason="the schemas are compiled with grpcio-t
 
 from google.protobuf.descriptor import FieldDescriptor as FD
 from schemas import everything_pb2, legacy_pb2
+from test_heap import peak_after_warm_up
 
 import codec
 from codec import (
@@ -830,20 +830,6 @@ def test_an_error_poisons_the_decoder(bad: bytes) -> None:
 # --- F2, F5, F6, F7: memory and work bounds of the stream ---------------------------------------
 
 
-def peak_of(action: Callable[[], object]) -> int:
-    """Peak traced memory of one run of ``action`` (after a warm-up run), in bytes."""
-    action()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-        action()
-        return tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
-
-
 HOSTILE_PREFIXES = [
     pytest.param(h("ff" * 8 + "7f"), id="2p63-1"),
     pytest.param(h("ff ff ff ff 0f"), id="ffffffff"),
@@ -866,7 +852,7 @@ def test_hostile_prefix_alone_is_refused_without_allocation(prefix: bytes, api: 
             else:
                 decoder.feed(prefix)
 
-    assert peak_of(run) < 64 * KiB
+    assert peak_after_warm_up(run) < 64 * KiB
 
 
 @covers("F6")
@@ -884,7 +870,7 @@ def test_slowloris_holds_only_what_was_received() -> None:
         assert decoder.next_frame() is None
         return decoder
 
-    assert peak_of(run) < received + 64 * KiB
+    assert peak_after_warm_up(run) < received + 64 * KiB
 
 
 @covers("F7", "F5")
@@ -900,7 +886,7 @@ def test_many_tiny_reads_keep_constant_state() -> None:
             frame.release()
         assert decoder.buffered == 0
 
-    assert peak_of(run) < 64 * KiB
+    assert peak_after_warm_up(run) < 64 * KiB
 
 
 @covers("F5")
@@ -942,7 +928,7 @@ def test_packed_run_cannot_reserve_more_than_it_delivers(declared: int, api: str
                 decoder.feed(varint(len(data)) + data)
                 decoder.next_frame()
 
-    assert peak_of(run) < 64 * KiB
+    assert peak_after_warm_up(run) < 64 * KiB
 
 
 @covers("P8")
@@ -953,7 +939,7 @@ def test_packed_allocation_follows_the_elements_delivered(numpy: bool) -> None:
     data = h("0a") + varint(count) + b"\x01" * count
     cls = S(E.CatPackedBool)
     per_element = 16  # varint elements go through a list even for numpy=True
-    peak = peak_of(lambda: codec.decode(cls, data, numpy=numpy))
+    peak = peak_after_warm_up(lambda: codec.decode(cls, data, numpy=numpy))
     assert peak < count * per_element + 64 * KiB, peak
 
 

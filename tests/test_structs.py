@@ -47,10 +47,8 @@ from __future__ import annotations
 
 import array
 import contextlib
-import gc
 import math
 import struct as pystruct
-import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -70,6 +68,7 @@ from schemas import (
     legacy_pb2,
     message_classes,
 )
+from test_heap import peak_after_warm_up
 
 import codec
 from codec import (
@@ -1216,14 +1215,14 @@ def test_p1_truncated_string_does_not_reserve_its_declared_length() -> None:
     with pytest.raises(TruncatedError) as info:
         codec.decode(S(E.CatString), data)
     assert info.value.offset == 1
-    assert _peak_allocation(lambda: _swallow(S(E.CatString), data)) < 64 * 1024
+    assert peak_after_warm_up(lambda: _swallow(S(E.CatString), data)) < 64 * 1024
 
 
 def test_p8_declared_count_is_not_reserved() -> None:
     # packed bools: 1 MiB declared, 3 given
     data = b"\x0a\x80\x80\x40\x01\x01\x01"
     for options in ({}, {"numpy": True}):
-        peak = _peak_allocation(lambda o=options: _swallow(S(E.CatPackedBool), data, **o))
+        peak = peak_after_warm_up(lambda o=options: _swallow(S(E.CatPackedBool), data, **o))
         assert peak < 64 * 1024, options
 
 
@@ -1252,19 +1251,6 @@ def test_p8_repeated_singular_sub_message_merges() -> None:
 def _swallow(cls: Any, data: bytes, **options: Any) -> None:
     with contextlib.suppress(DecodeError):
         codec.decode(cls, data, **options)
-
-
-def _peak_allocation(action: Any) -> int:
-    action()  # warm up caches
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-        action()
-        return tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
 
 
 # --- depth limits (S4, S5) -----------------------------------------------------------------------

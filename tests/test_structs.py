@@ -540,24 +540,7 @@ def test_encode_numpy_arrays() -> None:
         "u_double": [2.5],
         "u_fixed64": [1, 2],
     }
-    dtypes = {
-        "p_int32": np.int32,
-        "p_int64": np.int64,
-        "p_uint32": np.uint32,
-        "p_uint64": np.uint64,
-        "p_sint32": np.int32,
-        "p_sint64": np.int64,
-        "p_fixed32": np.uint32,
-        "p_fixed64": np.uint64,
-        "p_sfixed32": np.int32,
-        "p_sfixed64": np.int64,
-        "p_float": np.float32,
-        "p_double": np.float64,
-        "p_bool": np.bool_,
-        "u_int32": np.int32,
-        "u_double": np.float64,
-        "u_fixed64": np.uint64,
-    }
+    dtypes = {**NUMPY_DTYPES, "u_int32": np.int32, "u_double": np.float64, "u_fixed64": np.uint64}
     arrays = {name: np.array(values, dtype=dtypes[name]) for name, values in lists.items()}
     expected = upb_bytes(E.AllTypes(**lists))
     assert codec.encode(cls(**lists)) == expected

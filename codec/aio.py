@@ -561,9 +561,7 @@ class FramedWriter:
 
     def write_eof(self) -> None:
         """Flush, then close the write side (half-close); the reader keeps reading."""
-        if not self._closing:
-            self._flush()
-            self._closing = self._refusing = True
+        self._stop_sending()
         self._transport.write_eof()
 
     def is_closing(self) -> bool:
@@ -571,10 +569,14 @@ class FramedWriter:
 
     def close(self) -> None:
         """Flush pending frames and close the transport (it sends what it holds first)."""
+        self._stop_sending()
+        self._flow._close()
+
+    def _stop_sending(self) -> None:
+        """Flush what is pending (once), then refuse further sends."""
         if not self._closing:
             self._flush()
             self._closing = self._refusing = True
-        self._flow._close()
 
     def abort(self) -> None:
         """Close at once, dropping whatever was not sent."""

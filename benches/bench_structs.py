@@ -123,3 +123,70 @@ def test_upb_parse_frame(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="structs-nested-decode")
 def test_codec_decode_frame(benchmark: BenchmarkFixture) -> None:
     assert benchmark(codec.decode, type(FRAME_STRUCT), FRAME_BYTES) == FRAME_STRUCT
+
+
+# --- construction and attribute reads (4-field records) ------------------------------------
+
+
+class SampleRecord(msgspec.Struct):
+    """msgspec's Struct of the same four fields: the model for a fast Python object."""
+
+    ts_ns: int = 0
+    scope_id: int = 0
+    value: int = 0
+    name: str = ""
+
+
+FIELDS = [(m.ts_ns, m.scope_id, m.value, m.name) for m in CORPUS.messages]
+
+
+def construct_all(cls: Any) -> list[Any]:
+    """``cls(ts_ns=..., scope_id=..., value=..., name=...)`` for each record, by keyword."""
+    return [cls(ts_ns=t, scope_id=s, value=v, name=n) for t, s, v, n in FIELDS]
+
+
+def read_all(objects: list[Any]) -> int:
+    """Read the four fields of each object (the sum keeps the reads from being skipped)."""
+    total = 0
+    for o in objects:
+        total += o.ts_ns + o.scope_id + o.value + len(o.name)
+    return total
+
+
+@pytest.mark.benchmark(group="structs-construct-1000")
+def test_msgspec_construct(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info.update(baseline=True, ops=OPS)
+    assert len(benchmark(construct_all, SampleRecord)) == OPS
+
+
+@pytest.mark.benchmark(group="structs-construct-1000")
+def test_pb2_construct(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    assert benchmark(construct_all, peers.Sample) == CORPUS.messages
+
+
+@pytest.mark.benchmark(group="structs-construct-1000")
+def test_codec_construct(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    assert benchmark(construct_all, SampleStruct) == STRUCTS
+
+
+READ_TOTAL = read_all(CORPUS.messages)
+
+
+@pytest.mark.benchmark(group="structs-read-1000")
+def test_msgspec_read(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info.update(baseline=True, ops=OPS)
+    assert benchmark(read_all, construct_all(SampleRecord)) == READ_TOTAL
+
+
+@pytest.mark.benchmark(group="structs-read-1000")
+def test_pb2_read(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    assert benchmark(read_all, CORPUS.messages) == READ_TOTAL
+
+
+@pytest.mark.benchmark(group="structs-read-1000")
+def test_codec_read(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    assert benchmark(read_all, STRUCTS) == READ_TOTAL

@@ -2,6 +2,9 @@
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.exc cimport PyErr_Clear
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdlib cimport calloc, free
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -11,8 +14,22 @@ from codec._varint cimport (
 )
 
 ctypedef unsigned char uchar
+ctypedef PyObject *object_ptr
+ctypedef PyObject **slot_ptr
+ctypedef uint64_t *word_ptr
+ctypedef PyTypeObject *type_object_ptr
 
 cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    ctypedef PyObject *(*vectorcallfunc)(PyObject *callable, PyObject **args, size_t nargsf,
+                                         PyObject *kwnames)
+    ctypedef struct TypeWithVectorcall "PyTypeObject":
+        vectorcallfunc tp_vectorcall
+    PyObject *_PyType_Lookup(PyTypeObject *type, PyObject *name)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
     # The same call for the write pass, which raises its own error on NULL.
     const char *_utf8_or_null "PyUnicode_AsUTF8AndSize"(object text, Py_ssize_t *size) noexcept
@@ -22,6 +39,9 @@ cdef extern from "Python.h":
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
     unsigned long long PyLong_AsUnsignedLongLong(object number) except? <unsigned long long>-1
+
+ctypedef TypeWithVectorcall *type_ptr
+ctypedef PyMemberDescrObject *member_descr_ptr
 
 cdef extern from *:
     int __builtin_clzll(unsigned long long value) nogil
@@ -37,40 +57,85 @@ cdef int _MAX_DEPTH
 cdef Py_ssize_t _MAX_SIZE_BYTES
 cdef int _UNTAGGED, _TAGGED, _IMPLICIT
 cdef Py_ssize_t _MAX_SCALAR_BYTES
+cdef str _PLAN_NAME
+
+@cython.locals(descriptor=member_descr_ptr)
+cdef Py_ssize_t _member_offset(object member) except? -1
+cdef char *_address(object message, FieldPlan field) noexcept
+@cython.locals(item=object_ptr)
+cdef object _slot(object message, FieldPlan field)
+@cython.locals(place=slot_ptr, old=object_ptr)
+cdef int _store(object message, FieldPlan field, object value) except -1
+cdef bint _has(Struct message, Py_ssize_t bit) noexcept
+@cython.locals(words=word_ptr)
+cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) except -1
+@cython.locals(mask=uint64_t, one=uint64_t)
+cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
+@cython.locals(words=cython.p_void)
+cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
+cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
+cdef object _container(object message, FieldPlan field)
+@cython.locals(place=slot_ptr, old=object_ptr)
+cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
+cdef int _set_field(MessagePlan plan, Struct message, FieldPlan field, object value) except -1
+@cython.locals(kind=int, sub=MessagePlan)
+cdef object _checked(MessagePlan plan, FieldPlan field, object value)
+cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
+@cython.locals(found=object_ptr, bound=MessagePlan)
+cdef MessagePlan _plan_of_class(object cls)
+@cython.locals(message=Struct, field=FieldPlan)
+cpdef Struct new_struct(MessagePlan plan)
+cdef int _reset(MessagePlan plan, Struct message) except -1
+cdef FieldPlan _keyword(MessagePlan plan, Struct message, object field, object name,
+                        object value)
+@cython.locals(plan=MessagePlan, names=tuple, i=Py_ssize_t, message=Struct, fields=tuple,
+               after=Py_ssize_t, guess=FieldPlan, found=object,
+               assigned=FieldPlan)
+cdef object _construct(PyObject *cls, PyObject **args, size_t nargsf, PyObject *kwnames)
+cpdef bytes unknown_of(Struct message)
+@cython.locals(type_object=type_ptr)
+cpdef enable_fast_construction(object cls)
+@cython.locals(field=FieldPlan)
+cdef bint _fields_equal(MessagePlan plan, Struct left, Struct right) except -1
 
 cdef class FieldPlan:
-    cdef public str name
-    cdef public int number, kind, wire_type
-    cdef public Py_ssize_t slot
-    cdef public bint repeated, packed, presence
-    cdef public str utf8
-    cdef public object closed_enum
-    cdef public uint64_t tag, end_tag
-    cdef public Py_ssize_t tag_size
-    cdef public MessagePlan message
-    cdef public FieldPlan map_key, map_value
-    cdef public str numpy_type
-    cdef public tuple oneof_slots
+    cdef readonly str name
+    cdef readonly int number, kind, wire_type
+    cdef readonly Py_ssize_t slot
+    cdef readonly bint repeated, packed, presence
+    cdef readonly str utf8
+    cdef readonly object closed_enum, default
+    cdef readonly uint64_t tag, end_tag
+    cdef readonly Py_ssize_t tag_size
+    cdef readonly MessagePlan message
+    cdef readonly FieldPlan map_key, map_value
+    cdef readonly str numpy_type
+    cdef readonly tuple oneof_slots
+    cdef readonly Py_ssize_t has_bit, offset
+    cdef readonly object member
+    cpdef link(self, MessagePlan message, bint is_map)
 
 cdef class MessagePlan:
     cdef public str full_name
-    cdef public list fields_by_slot, fields, defaults, numbered, containers
-    cdef public dict by_number, by_name, oneofs
-    cdef public object cls
+    cdef readonly tuple fields_by_slot, fields, numbered
+    cdef readonly dict by_number, by_name, oneofs
+    cdef readonly Py_ssize_t presence_words
+    cdef readonly object cls
     cpdef FieldPlan field_numbered(self, Py_ssize_t number)
-    cpdef index_containers(self)
-    @cython.locals(values=list, slot=Py_ssize_t, is_map=bint)
-    cpdef list new_values(self)
+    @cython.locals(member=FieldPlan, slot=Py_ssize_t)
+    cpdef add_oneof(self, str name, tuple slots)
+    @cython.locals(bits=Py_ssize_t, field=FieldPlan)
+    cpdef bind(self, object cls)
 
 cdef class Struct:
-    cdef MessagePlan _plan
-    cdef public list _values
+    cdef uint64_t _has  # presence bits 0-63
+    cdef uint64_t *_has_more  # the others, for messages with more than 64 (made on first use)
     cdef public bytes _unknown
     cdef Py_ssize_t _size  # left by message_size_at for write_message_at
 
-cdef class Field:
-    cdef readonly Py_ssize_t slot
-    cdef readonly str name
+cdef class Container:
+    cdef readonly MessagePlan plan
+    cdef readonly FieldPlan field
 
 cdef class Decoding:
     cdef public object source
@@ -86,22 +151,28 @@ cdef class Decoding:
     cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
-cdef object _integer_of(FieldPlan field, MessagePlan plan, object value)
+cdef object _wrong_type(FieldPlan field, MessagePlan plan, str expected, object value,
+                        bint assigning)
+cdef object _integer_of(FieldPlan field, MessagePlan plan, object value, bint assigning)
+cdef bint _is_numpy_bool(object value) except -1
 @cython.locals(signed=int64_t, overflow=int)
-cdef int64_t _signed_of(FieldPlan field, MessagePlan plan, object value,
+cdef int64_t _signed_of(FieldPlan field, MessagePlan plan, object number,
                         int bits) except? -0x7fffffffffffffff
 @cython.locals(signed=int64_t, overflow=int)
-cdef uint64_t _unsigned_of(FieldPlan field, MessagePlan plan, object value,
+cdef uint64_t _unsigned_of(FieldPlan field, MessagePlan plan, object number,
                            int bits) except? 0xfffffffffffffffe
-cdef bint _truth(FieldPlan field, MessagePlan plan, object value) except -1
+cdef bint _truth(FieldPlan field, MessagePlan plan, object value, bint assigning) except -1
 cdef uint64_t _twos(int64_t number) noexcept
-cdef double _real(FieldPlan field, MessagePlan plan, object value) except? -1.0
+cdef double _real(FieldPlan field, MessagePlan plan, object value, bint assigning) except? -1.0
 @cython.locals(bits=uint64_t)
 cdef uint64_t _double_bits(double number) noexcept
 @cython.locals(bits32=uint32_t, single=float)
 cdef uint64_t _float_bits(double number) noexcept
-@cython.locals(kind=int, number=int64_t)
+@cython.locals(kind=int)
 cdef uint64_t _scalar_bits(FieldPlan field, MessagePlan plan, object value) except? 0xfffffffffffffffe
+@cython.locals(kind=int, signed=int64_t)
+cdef uint64_t _integer_bits(FieldPlan field, MessagePlan plan,
+                            object number) except? 0xfffffffffffffffe
 @cython.locals(size=Py_ssize_t)
 cdef Py_ssize_t _text_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, text=cython.p_const_char)
@@ -131,14 +202,13 @@ cdef int _check_container(FieldPlan field, MessagePlan plan, object value) excep
 cdef bint _sized(object value) except -1
 @cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
-@cython.locals(values=list, total=Py_ssize_t, field=FieldPlan, unknown=bytes)
+cdef object _written(Struct message, FieldPlan field)
+@cython.locals(total=Py_ssize_t, field=FieldPlan)
 cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept
-@cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
-cdef int _check_oneofs(MessagePlan plan, list values) except -1
-cdef object _oneof_error(MessagePlan plan, list values, str name, object slots)
+@cython.locals(chosen=list, slot=Py_ssize_t, field=FieldPlan)
+cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 cpdef Py_ssize_t message_size(object message) except -1
-@cython.locals(instance=Struct)
 cdef MessagePlan plan_of(object message)
 cdef object _changed(MessagePlan plan)
 cdef int _room(FieldPlan field, MessagePlan plan, Py_ssize_t pos, Py_ssize_t end,
@@ -156,15 +226,13 @@ cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uc
                              Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                                  Py_ssize_t end, int depth) except -1
-@cython.locals(values=list, field=FieldPlan, unknown=bytes)
+@cython.locals(field=FieldPlan, unknown=bytes)
 cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                               Py_ssize_t end, int depth) except -1
 @cython.locals(view=Py_buffer, out=cython.p_uchar)
 cpdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
                               Py_ssize_t size) except -1
 
-@cython.locals(message=Struct)
-cpdef Struct new_struct(MessagePlan plan)
 @cython.locals(n=Py_ssize_t, tag=uint64_t)
 cdef Py_ssize_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                           Decoding state) except -1
@@ -177,18 +245,16 @@ cdef Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
 @cython.locals(wire=int, width=Py_ssize_t, inner=uint64_t, open_groups=list)
 cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uint64_t tag,
                       Decoding state, int depth) except -1
-@cython.locals(values=list, start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
+@cython.locals(start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
                after=Py_ssize_t)
 cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
                                Py_ssize_t end, Decoding state, int depth, int group) except -1
-@cython.locals(slot=Py_ssize_t, after=Py_ssize_t, body=Py_ssize_t)
-cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, list values, const uchar *data,
+@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
+cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
                               int depth) except -2
-cdef int _append(list values, Py_ssize_t slot, object value) except -1
-cdef int _set_singular(FieldPlan field, list values, object value) except -1
+cdef int _append(Struct message, FieldPlan field, object value) except -1
 cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
-cdef object _zero(FieldPlan field)
 cdef Struct _new_part(MessagePlan plan, Decoding state, Py_ssize_t pos)
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
 cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
@@ -205,7 +271,7 @@ cdef double _bits_float(uint64_t bits) noexcept
 @cython.locals(number=double)
 cdef double _bits_double(uint64_t bits) noexcept
 @cython.locals(width=Py_ssize_t)
-cdef int _decode_packed(FieldPlan field, list values, const uchar *data, Py_ssize_t pos,
+cdef int _decode_packed(FieldPlan field, Struct message, const uchar *data, Py_ssize_t pos,
                         Py_ssize_t end, Decoding state) except -1
 @cython.locals(count=Py_ssize_t)
 cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,

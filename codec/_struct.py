@@ -1,10 +1,14 @@
-"""Structs: compiled encode and decode of message classes generated from descriptors.
+"""Structs: message objects with slots at fixed offsets, and their compiled encode and decode.
 
 Strategy: :mod:`codec.schema` turns each protobuf message descriptor into a
 :class:`MessagePlan`: its fields in number order, each a :class:`FieldPlan`
-that knows its kind, tag and slot. Struct instances keep their field values
-in one list (``_values``), indexed by slot, so the compiled encoder reads
-them without attribute lookups.
+that knows its kind, tag, presence bit and where its value lives. Each
+message type gets a heap type deriving from :class:`Struct` whose
+``__slots__`` are its fields, so a value sits in the object at a fixed
+offset, read once into the plan (msgspec's ``StructMeta`` layout): Python
+reads fields through member descriptors, the compiled encoder and decoder
+by offset, and a vectorcall constructor takes keywords without a kwargs
+dict. Assignment is checked as pb2 checks it (see "the object model").
 
 Encoding is two passes over the plan: :func:`message_size_at` measures, then
 :func:`write_message_at` writes into room already made, so a nested message's
@@ -36,6 +40,7 @@ This file is Cython pure-Python mode (types in ``_struct.pxd``).
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import struct as _struct_module
 from typing import Any
@@ -95,6 +100,7 @@ _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 # bytes), so a budget bounds what a hostile frame can make us allocate.
 DEFAULT_MAX_ELEMENTS = 1_000_000
 
+_PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessagePlan
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -122,7 +128,12 @@ def natural_wire_type(kind: int) -> int:
 
 
 class FieldPlan:
-    """How one field is encoded and decoded."""
+    """How one field is stored, checked, encoded and decoded.
+
+    Everything the compiled code trusts (where the value lives in the
+    object, its presence bit, its sub-plan) is read-only from Python and set
+    once, by :meth:`link` and :meth:`MessagePlan.bind`.
+    """
 
     def __init__(
         self,
@@ -136,26 +147,39 @@ class FieldPlan:
         presence: bool = False,
         utf8: str = "",
         closed_enum: frozenset[int] | None = None,
+        default: Any = None,
     ) -> None:
         self.name = name
         self.number = number
         self.kind = kind
-        self.slot = slot
+        self.slot = slot  # declaration order
         self.repeated = repeated
         self.packed = packed
         self.presence = presence
         # "strict": invalid UTF-8 is an error (proto3); "bytes": kept as bytes (proto2, as upb).
         self.utf8 = utf8
         self.closed_enum = closed_enum
+        self.default = default  # what an unset field reads as (None: a message, or a container)
         self.wire_type = natural_wire_type(kind)
         self.tag = (number << 3) | (LEN if packed else self.wire_type)
         self.tag_size = varint_size(self.tag)
         self.end_tag = (number << 3) | EGROUP
-        self.message: MessagePlan | None = None  # for MESSAGE and GROUP
+        self.message: MessagePlan | None = None  # for MESSAGE and GROUP, and map entries
         self.map_key: FieldPlan | None = None  # for maps: the entry's key and value
         self.map_value: FieldPlan | None = None
         self.numpy_type = _NUMPY_TYPES.get(kind, "")
         self.oneof_slots: tuple[int, ...] = ()  # all members of this field's oneof, if any
+        self.has_bit = -1  # presence bit of a scalar, string or bytes field with presence
+        self.member: Any = None  # the slot's member descriptor on the struct class
+        self.offset = 0  # compiled: the slot's offset in the struct object
+
+    def link(self, message: MessagePlan, is_map: bool) -> None:
+        """Give a message, group or map field the plan of its values (or entries)."""
+        if self.message is not None:
+            raise ValueError(f"field {self.name} is already linked")
+        self.message = message
+        if is_map:
+            self.map_key, self.map_value = message.fields_by_slot
 
 
 class MessagePlan:
@@ -163,97 +187,509 @@ class MessagePlan:
 
     def __init__(self, full_name: str, fields: list[FieldPlan]) -> None:
         self.full_name = full_name
-        self.fields_by_slot = fields  # fields[i].slot == i
-        self.fields = sorted(fields, key=lambda field: field.number)  # encoding order
+        self.fields_by_slot = tuple(fields)  # fields[i].slot == i
+        self.fields = tuple(sorted(fields, key=lambda field: field.number))  # encoding order
         self.by_number = {field.number: field for field in fields}
         self.by_name = {field.name: field for field in fields}
         # Fields by number for small numbers, the common case: a list index, not a dict lookup.
-        self.numbered: list[FieldPlan | None] = [None] * min(
+        numbered: list[FieldPlan | None] = [None] * min(
             max(self.by_number, default=0) + 1, _DIRECT_NUMBERS
         )
         for field in fields:
-            if field.number < len(self.numbered):
-                self.numbered[field.number] = field
-        self.defaults: list[Any] = [None] * len(fields)
-        self.containers: list[tuple[int, bool]] = []  # (slot, is a map): see index_containers
+            if field.number < len(numbered):
+                numbered[field.number] = field
+        self.numbered = tuple(numbered)
+        self.presence_words = 0  # 64-bit words of presence bits
         self.oneofs: dict[str, tuple[int, ...]] = {}
         self.cls: Any = None
 
-    def index_containers(self) -> None:
-        """Note which slots start as fresh lists or dicts (once map fields are known)."""
-        self.containers = [(f.slot, f.map_key is not None) for f in self.fields if f.repeated]
+    def add_oneof(self, name: str, slots: tuple[int, ...]) -> None:
+        """Declare a oneof: setting one of its members clears the others."""
+        if self.cls is not None:
+            raise ValueError(f"{self.full_name} is already bound to its class")
+        self.oneofs[name] = slots
+        for slot in slots:
+            member = self.fields_by_slot[slot]
+            member.oneof_slots = slots
+
+    def slot_names(self) -> tuple[str, ...]:
+        """The ``__slots__`` of the struct class: a field's name, or a hidden one for containers.
+
+        A repeated or map field is read through a :class:`Container`
+        descriptor under its own name, which makes its list or dict on first
+        use, so its slot has another name, one no field of the message has.
+        """
+        taken = set(self.by_name)
+        names = []
+        for field in self.fields_by_slot:
+            name = field.name
+            if field.repeated:
+                name = f"{name}_items"
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+            names.append(name)
+        return tuple(names)
+
+    def bind(self, cls: Any) -> None:
+        """Bind the plan to its struct class: read each slot's offset and number presence bits."""
+        if self.cls is not None:
+            raise ValueError(f"{self.full_name} is already bound to its class")
+        bits = 0
+        for field, name in zip(self.fields_by_slot, self.slot_names(), strict=True):
+            member = cls.__dict__[name]
+            if type(member).__name__ != "member_descriptor":
+                raise TypeError(f"{cls.__name__}.{name} is not a slot")
+            field.member = member
+            field.offset = _member_offset(member)
+            if field.presence and field.message is None:
+                field.has_bit = bits
+                bits += 1
+        self.presence_words = (bits + 63) // 64
+        self.cls = cls
 
     def field_numbered(self, number: int) -> FieldPlan | None:
         if number < len(self.numbered):
             return self.numbered[number]
         return self.by_number.get(number)
 
-    def new_values(self) -> list[Any]:
-        """Default field values for a new struct (fresh lists and dicts)."""
-        values = list(self.defaults)
-        for slot, is_map in self.containers:
-            values[slot] = {} if is_map else []
-        return values
+
+def _member_offset(member: Any) -> int:
+    """Offset of a ``__slots__`` member in its objects (compiled code reads slots by offset)."""
+    if cython.compiled:
+        descriptor = cython.cast(member_descr_ptr, cython.cast(object_ptr, member))
+        return descriptor.d_member.offset
+    return 0
+
+
+# --- the object model ------------------------------------------------------
+#
+# A struct class is a heap type deriving from Struct whose ``__slots__`` are
+# its fields, so each value lives in the object at a fixed offset: Python
+# reads a field through the slot's member descriptor (as fast as an
+# attribute read gets), and the compiled encoder and decoder read and write
+# it by offset. A slot holds what the field reads as: the value, or the
+# field's default while unset. Presence (proto2 and proto3 ``optional``
+# scalars, oneof members) is a bit in ``_has``; a sub-message is present
+# when its slot is not None. Repeated and map fields start empty (a NULL
+# slot), so an empty one costs nothing; the Container descriptor makes the
+# list or dict on first use. A slot may also be NULL because the object was
+# made with ``cls.__new__(cls)`` or emptied through the slot's member
+# descriptor (``__delete__``): every reader treats NULL as unset.
+#
+# Writes go through Struct.__setattr__, which checks the value as pb2 does
+# (TypeError for a wrong type, ValueError out of range) and clears the other
+# members of a oneof. The encoder checks every value again: a slot's member
+# descriptor (``__set__``) stores any value around those checks, and a list
+# holds whatever was appended, so a bad value can never reach the wire.
+
+
+def _address(message: Any, field: FieldPlan) -> Any:
+    """Compiled: where ``field``'s slot is in ``message`` (an object of its plan's class)."""
+    return cython.cast(cython.p_char, cython.cast(object_ptr, message)) + field.offset  # type: ignore[name-defined]
+
+
+def _slot(message: Any, field: FieldPlan) -> Any:
+    """The value in ``field``'s slot of ``message`` (None for an empty slot)."""
+    if cython.compiled:
+        item = cython.cast(slot_ptr, _address(message, field))[0]
+        if item == cython.NULL:
+            return None
+        return cython.cast(object, item)
+    try:
+        return field.member.__get__(message, None)
+    except AttributeError:
+        return None
+
+
+def _store(message: Any, field: FieldPlan, value: Any) -> None:
+    """Put ``value`` in ``field``'s slot of ``message``, unchecked."""
+    if cython.compiled:
+        place = cython.cast(slot_ptr, _address(message, field))
+        old = place[0]
+        Py_INCREF(value)
+        place[0] = cython.cast(object_ptr, value)
+        Py_XDECREF(old)  # last: a finaliser may run
+    else:
+        field.member.__set__(message, value)
+
+
+def _has(message: Struct, bit: int) -> bool:
+    """Whether presence bit ``bit`` of ``message`` is set."""
+    if cython.compiled:
+        if bit < 64:
+            return (message._has >> bit) & 1
+        if message._has_more == cython.NULL:
+            return False
+        return (message._has_more[(bit >> 6) - 1] >> (bit & 63)) & 1
+    return bool((getattr(message, "_has", 0) >> bit) & 1)
+
+
+def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
+    """Set or clear presence bit ``bit`` of ``message``."""
+    if not cython.compiled:
+        object.__setattr__(message, "_has", _with_bit(getattr(message, "_has", 0), bit, present))
+    elif bit < 64:
+        message._has = _with_bit(message._has, bit, present)
+    elif present or message._has_more != cython.NULL:
+        words = _more_words(message, plan)
+        words[(bit >> 6) - 1] = _with_bit(words[(bit >> 6) - 1], bit & 63, present)
+
+
+def _with_bit(word: int, bit: int, present: bool) -> int:
+    """``word`` with bit ``bit`` set or cleared."""
+    mask = 1 << bit  # compiled: a 64-bit mask (``one`` is a uint64_t)
+    if cython.compiled:
+        one = 1
+        mask = one << bit
+    return word | mask if present else word & ~mask
+
+
+def _more_words(message: Struct, plan: MessagePlan) -> Any:
+    """Compiled: the presence words past the first, made (zeroed) on first use."""
+    if message._has_more == cython.NULL:  # type: ignore[attr-defined]
+        if plan.presence_words < 2:  # the bits of a bound plan fit its words
+            raise ValueError(f"{plan.full_name} has no presence bit past 63")
+        words = calloc(plan.presence_words - 1, 8)  # type: ignore[name-defined]
+        if words == cython.NULL:
+            raise MemoryError()
+        message._has_more = cython.cast(word_ptr, words)  # type: ignore[name-defined]
+    return message._has_more  # type: ignore[attr-defined]
+
+
+def _is_present(message: Struct, field: FieldPlan, value: Any) -> bool:
+    """Whether a singular field with presence is set (its slot holds ``value``)."""
+    if field.has_bit >= 0:
+        return _has(message, field.has_bit)
+    return value is not None
+
+
+def _container(message: Any, field: FieldPlan) -> Any:
+    """The list or dict of a repeated or map field, made and stored on first use."""
+    items = _slot(message, field)
+    if items is None:
+        items = {} if field.map_key is not None else []
+        _store(message, field, items)
+    return items
+
+
+def _clear_field(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
+    """Return a field to unset: its default, no presence, an empty container."""
+    if field.has_bit >= 0:
+        _mark(message, plan, field.has_bit, False)
+    if field.repeated:
+        if cython.compiled:
+            place = cython.cast(slot_ptr, _address(message, field))
+            old = place[0]
+            place[0] = cython.NULL
+            Py_XDECREF(old)
+        else:
+            with contextlib.suppress(AttributeError):  # already empty
+                field.member.__delete__(message)
+    else:
+        _store(message, field, field.default)
+
+
+def _set_field(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
+    """Store a checked (or decoded) value: presence set, other oneof members cleared."""
+    for other in field.oneof_slots:
+        if other != field.slot:
+            _clear_field(plan, message, plan.fields_by_slot[other])
+    _store(message, field, value)
+    if field.has_bit >= 0:
+        _mark(message, plan, field.has_bit, True)
+
+
+def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
+    """``value`` as field ``field`` stores it, checked as pb2 checks an assignment.
+
+    A wrong type is a TypeError and a value out of range an EncodeError (a
+    ValueError), as pb2 raises them; numbers are stored as pb2 reads them
+    back (an ``int`` for an integer field, a ``float`` for a floating-point
+    one, a ``bool``). The integer, bool and float rules are the encoder's.
+    A bytes field also takes a bytearray or memoryview (the decoder's
+    zero-copy values). Repeated and map fields take a sequence or a dict,
+    kept as given (their elements are checked when they are encoded);
+    message fields take a struct of their type, or None to clear them.
+    """
+    if field.repeated:
+        if field.map_key is not None:
+            if not isinstance(value, dict):
+                raise _type_error(plan, field, "a dict", value)
+        elif isinstance(value, (str, bytes, dict)) or not _sized(value):
+            raise _type_error(plan, field, "a sequence", value)
+        return value
+    kind = field.kind
+    if kind in (MESSAGE, GROUP):
+        sub: MessagePlan = field.message  # type: ignore[assignment]  # linked
+        if value is not None and type(value) is not sub.cls:
+            raise _type_error(plan, field, f"a {sub.full_name} struct or None", value)
+        return value
+    if kind == STRING:
+        if type(value) is str:
+            _text_size(field, plan, value)  # a lone surrogate is an EncodeError
+            return value
+        if isinstance(value, bytes):
+            try:
+                return value.decode()
+            except UnicodeDecodeError:
+                raise _encode_error(field, plan, "bytes are not valid UTF-8") from None
+        raise _type_error(plan, field, "str", value)
+    if kind == BYTES:
+        if isinstance(value, (bytes, bytearray, memoryview)):  # the decoder's zero-copy views
+            return value
+        raise _type_error(plan, field, "bytes", value)
+    if kind in (FLOAT, DOUBLE):
+        if type(value) is float:
+            return value
+        return float(_real(field, plan, value, True))
+    if kind == BOOL:
+        if type(value) is bool:
+            return value
+        return bool(_truth(field, plan, value, True))
+    if kind == ENUM and isinstance(value, str):  # as pb2: a name, but names are not known here
+        raise _encode_error(field, plan, f"{value!r} is not a value of the enum (give a number)")
+    number = _integer_of(field, plan, value, True)
+    _integer_bits(field, plan, number)  # the range check
+    if field.closed_enum is not None and number not in field.closed_enum:
+        raise _encode_error(field, plan, f"{value!r} is not a value of its closed enum")
+    return number
+
+
+def _type_error(plan: MessagePlan, field: FieldPlan, expected: str, value: Any) -> TypeError:
+    return TypeError(
+        f"{plan.full_name}.{field.name}: expected {expected}, not {type(value).__name__}"
+    )
+
+
+def _plan_of_class(cls: Any) -> MessagePlan:
+    """The plan of a struct class (or of a subclass of one), checked to match its layout.
+
+    Compiled, ``__plan__`` is found through CPython's type attribute cache.
+    """
+    if cython.compiled:
+        found = _PyType_Lookup(
+            cython.cast(type_object_ptr, cython.cast(object_ptr, cls)),
+            cython.cast(object_ptr, _PLAN_NAME),
+        )
+        plan = None if found == cython.NULL else cython.cast(object, found)
+        if type(plan) is MessagePlan and cython.cast(MessagePlan, plan).cls is cls:
+            return plan
+    else:
+        plan = getattr(cls, _PLAN_NAME, None)
+    if not isinstance(plan, MessagePlan):
+        raise TypeError(f"{getattr(cls, '__name__', cls)!r} is not a struct class")
+    bound: MessagePlan = plan
+    if bound.cls is not cls and not (isinstance(cls, type) and issubclass(cls, bound.cls)):
+        raise TypeError(f"{cls.__name__}.__plan__ is not the plan of its class")
+    return bound
+
+
+def new_struct(plan: MessagePlan) -> Struct:
+    """A new struct of ``plan``'s class with every field unset."""
+    message: Struct = Struct.__new__(plan.cls)
+    for field in plan.fields_by_slot:
+        if not field.repeated:
+            _store(message, field, field.default)
+    return message
+
+
+def _reset(plan: MessagePlan, message: Struct) -> None:
+    """Unset every field of ``message`` and drop its unknown fields."""
+    for field in plan.fields_by_slot:
+        _clear_field(plan, message, field)
+    message._unknown = b""
+
+
+def _keyword(plan: MessagePlan, message: Struct, field: Any, name: Any, value: Any) -> FieldPlan:
+    """Assign one keyword argument of a constructor, as pb2's does: None leaves it unset.
+
+    ``field`` is the field named ``name`` if the caller found it, else None.
+    Returns the field.
+    """
+    if field is None:
+        field = plan.by_name.get(name)
+        if field is None:
+            raise TypeError(f"{plan.full_name} has no field {name!r}")
+    if value is not None:
+        _set_field(plan, message, field, _checked(plan, field, value))
+    return field  # type: ignore[no-any-return]
+
+
+def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
+    """The vectorcall constructor of struct classes (compiled): keywords only, no kwargs dict.
+
+    Keywords usually come in declaration order, and their names, like the
+    fields', are interned: each is first compared by identity with the
+    field after the last one found, and looked up by name only otherwise.
+    """
+    plan = _plan_of_class(cython.cast(object, cls))
+    if PyVectorcall_NARGS(nargsf) != 0:  # type: ignore[name-defined]
+        raise TypeError(f"{plan.full_name}() takes keyword arguments only")
+    message = new_struct(plan)
+    if kwnames != cython.NULL:
+        names = cython.cast(tuple, kwnames)
+        fields = plan.fields_by_slot
+        after = 0
+        for i in range(len(names)):
+            name = names[i]
+            found = None
+            if after < len(fields):
+                guess: FieldPlan = fields[after]
+                if guess.name is name:
+                    found = guess
+            assigned = _keyword(plan, message, found, name, cython.cast(object, args[i]))
+            after = assigned.slot + 1
+    return message
+
+
+def enable_fast_construction(cls: Any) -> None:
+    """Compiled: make calling struct class ``cls`` go straight to the vectorcall constructor."""
+    _plan_of_class(cls)
+    if cython.compiled:
+        type_object = cython.cast(type_ptr, cython.cast(object_ptr, cls))
+        type_object.tp_vectorcall = cython.cast(vectorcallfunc, _construct)
 
 
 class Struct:
-    """Base class of generated message classes: field values live in one list."""
+    """Base class of generated message classes: field values live in slots of the object."""
 
     def __init__(self, **fields: Any) -> None:
-        plan: MessagePlan = type(self).__plan__  # type: ignore[attr-defined]
-        self._plan = plan  # kept on the instance: no class lookup per encode
-        self._values = plan.new_values()
-        self._unknown = b""
-        self._size = 0  # left by the last size pass, for the write pass that follows
+        plan = _plan_of_class(type(self))
+        _reset(plan, self)
         for name, value in fields.items():
-            field = plan.by_name.get(name)
-            if field is None:
-                raise TypeError(f"{plan.full_name} has no field {name!r}")
-            self._values[field.slot] = value
+            _keyword(plan, self, None, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        plan = _plan_of_class(type(self))
+        field = plan.by_name.get(name)
+        if field is None:
+            if name == "_unknown":
+                if cython.compiled:
+                    self._unknown = value  # bytes or None, as declared
+                else:
+                    object.__setattr__(self, name, value)
+                return
+            raise AttributeError(f"{plan.full_name} has no field {name!r}")
+        if value is None and field.message is None:
+            raise TypeError(
+                f"{plan.full_name}.{name}: None is not a value; ClearField unsets a field"
+            )
+        if value is None:
+            _clear_field(plan, self, field)
+        else:
+            _set_field(plan, self, field, _checked(plan, field, value))
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}; ClearField unsets a field")
+
+    def __dealloc__(self) -> None:
+        if cython.compiled:
+            free(self._has_more)
+
+    def HasField(self, name: str) -> bool:  # pb2's name
+        """Whether a field with presence (or a sub-message) is set."""
+        plan = _plan_of_class(type(self))
+        field = plan.by_name.get(name)
+        if field is None:
+            raise ValueError(f"{plan.full_name} has no field {name!r}")
+        if field.repeated or not (field.presence or field.message is not None):
+            raise ValueError(f"{plan.full_name}.{name} has no presence")
+        return _is_present(self, field, _slot(self, field))
+
+    def ClearField(self, name: str) -> None:  # pb2's name
+        """Unset a field: it reads as its default again, and is not written."""
+        plan = _plan_of_class(type(self))
+        field = plan.by_name.get(name)
+        if field is None:
+            raise ValueError(f"{plan.full_name} has no field {name!r}")
+        _clear_field(plan, self, field)
+
+    def WhichOneof(self, name: str) -> str | None:  # pb2's name
+        """Name of the member of oneof ``name`` that is set, or None."""
+        plan = _plan_of_class(type(self))
+        slots = plan.oneofs.get(name)
+        if slots is None:
+            raise ValueError(f"{plan.full_name} has no oneof {name!r}")
+        for slot in slots:
+            field: FieldPlan = plan.fields_by_slot[slot]
+            if _is_present(self, field, _slot(self, field)):
+                return field.name
+        return None
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return _values_equal(self._values, other._values) and self._unknown == other._unknown
+        plan = _plan_of_class(type(self))
+        return _fields_equal(plan, self, other) and unknown_of(self) == unknown_of(other)
 
     def __repr__(self) -> str:
-        plan: MessagePlan = type(self).__plan__  # type: ignore[attr-defined]
-        shown = ", ".join(
-            f"{field.name}={self._values[field.slot]!r}"
-            for field in sorted(plan.fields, key=lambda f: f.slot)
-        )
-        return f"{type(self).__name__}({shown})"
+        plan = _plan_of_class(type(self))
+        shown = []
+        for field in plan.fields_by_slot:
+            value = _slot(self, field)
+            if field.repeated:
+                if value:
+                    shown.append(f"{field.name}={value!r}")
+            elif field.presence or field.message is not None:
+                if _is_present(self, field, value):
+                    shown.append(f"{field.name}={value!r}")
+            elif value is not None and value != field.default:
+                shown.append(f"{field.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (decode, (type(self), encode(self)))
 
 
-def _values_equal(left: list[Any], right: list[Any]) -> bool:
-    for a, b in zip(left, right, strict=True):
-        if a is b:
-            continue
-        if hasattr(a, "dtype") or hasattr(b, "dtype"):  # numpy arrays: compare elements
-            if len(a) != len(b) or any(x != y for x, y in zip(a, b, strict=True)):
+def unknown_of(message: Struct) -> bytes:
+    """The unknown fields a struct keeps, as wire bytes."""
+    unknown: bytes | None = message._unknown  # type: ignore[attr-defined]
+    return b"" if unknown is None else unknown
+
+
+def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
+    for field in plan.fields_by_slot:
+        a, b = _slot(left, field), _slot(right, field)
+        if field.repeated:
+            if not _items_equal(a if a is not None else (), b if b is not None else ()):
                 return False
-        elif a != b:
+            continue
+        if field.has_bit >= 0 and _has(left, field.has_bit) != _has(right, field.has_bit):
+            return False
+        if a is not b and a != b:
             return False
     return True
 
 
-class Field:
-    """Attribute access to one slot of a struct's values."""
+def _items_equal(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, dict) or isinstance(b, dict):
+        return bool(a == b)
+    # Sequences of any kind (lists, tuples, numpy arrays) compare element by element.
+    return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
 
-    def __init__(self, slot: int, name: str) -> None:
-        self.slot = slot
-        self.name = name
 
-    def __get__(self, instance: Struct | None, owner: type | None) -> Any:
+class Container:
+    """Attribute access to a repeated or map field: its list or dict, made on first use."""
+
+    def __init__(self, plan: MessagePlan, field: FieldPlan) -> None:
+        self.plan = plan
+        self.field = field
+
+    def __get__(self, instance: Any, owner: Any) -> Any:
         if instance is None:
             return self
-        return instance._values[self.slot]
+        if _plan_of_class(type(instance)) is not self.plan:
+            raise TypeError(f"{self.field.name} is not a field of {type(instance).__name__}")
+        return _container(instance, self.field)
 
-    def __set__(self, instance: Struct, value: Any) -> None:
-        instance._values[self.slot] = value
+    def __set__(self, instance: Any, value: Any) -> None:
+        Struct.__setattr__(instance, self.field.name, value)
+
+    def __delete__(self, instance: Any) -> None:
+        raise AttributeError(f"cannot delete field {self.field.name!r}")
 
 
 # --- encoding: values ------------------------------------------------------
@@ -267,31 +703,52 @@ def _encode_error(field: FieldPlan, plan: MessagePlan, problem: str) -> EncodeEr
     return EncodeError(f"{plan.full_name}.{field.name}: {problem}")
 
 
-def _integer_of(field: FieldPlan, plan: MessagePlan, value: Any) -> Any:
-    """``value`` as an exact int (numpy integers and other ``__index__`` types accepted)."""
+def _wrong_type(
+    field: FieldPlan, plan: MessagePlan, expected: str, value: Any, assigning: bool
+) -> Exception:
+    """A value of the wrong type: TypeError when assigned (as pb2), EncodeError when encoded."""
+    if assigning:
+        return _type_error(plan, field, expected, value)
+    return _encode_error(field, plan, f"expected {expected}, not {type(value).__name__}")
+
+
+def _integer_of(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> Any:
+    """``value`` as an exact int: ``__index__`` types are accepted, bools and floats are not.
+
+    The one rule for integer fields, as pb2 and :class:`codec.WireWriter` have
+    it: a bool is not an integer value, a numpy integer is.
+    """
     if type(value) is int:
         return value
-    if not isinstance(value, float) and hasattr(type(value), "__index__"):
+    if (
+        not isinstance(value, (float, bool))
+        and hasattr(type(value), "__index__")
+        and not _is_numpy_bool(value)
+    ):
         try:
             return operator.index(value)
         except (TypeError, ValueError):  # e.g. a numpy array of several elements
             pass
-    raise _encode_error(field, plan, f"expected an integer, not {type(value).__name__}")
+    raise _wrong_type(field, plan, "an integer", value, assigning)
 
 
-def _signed_of(field: FieldPlan, plan: MessagePlan, value: Any, bits: int) -> int:
-    number = _integer_of(field, plan, value)
+def _is_numpy_bool(value: Any) -> bool:
+    return type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy"
+
+
+def _signed_of(field: FieldPlan, plan: MessagePlan, number: Any, bits: int) -> int:
+    """An exact int as a signed ``bits``-bit integer (EncodeError out of range)."""
     if cython.compiled:
         signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
         if overflow == 0 and (bits == 64 or _INT32_MIN <= signed <= _INT32_MAX):
             return signed  # type: ignore[has-type, no-any-return]
     elif -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
         return number  # type: ignore[no-any-return]
-    raise _encode_error(field, plan, f"{value!r} is out of range")
+    raise _encode_error(field, plan, f"{number!r} is out of range")
 
 
-def _unsigned_of(field: FieldPlan, plan: MessagePlan, value: Any, bits: int) -> int:
-    number = _integer_of(field, plan, value)
+def _unsigned_of(field: FieldPlan, plan: MessagePlan, number: Any, bits: int) -> int:
+    """An exact int as an unsigned ``bits``-bit integer (EncodeError out of range)."""
     if cython.compiled:
         signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
         if overflow == 0 and signed >= 0 and (bits == 64 or signed <= _MASK32):
@@ -300,16 +757,16 @@ def _unsigned_of(field: FieldPlan, plan: MessagePlan, value: Any, bits: int) -> 
             return PyLong_AsUnsignedLongLong(number)  # type: ignore[no-any-return]
     elif 0 <= number < 2**bits:
         return number  # type: ignore[no-any-return]
-    raise _encode_error(field, plan, f"{value!r} is out of range")
+    raise _encode_error(field, plan, f"{number!r} is out of range")
 
 
-def _truth(field: FieldPlan, plan: MessagePlan, value: Any) -> bool:
-    """A bool field's value: bools, integers and numpy bools are accepted."""
+def _truth(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> bool:
+    """A bool field's value: bools, integers and numpy bools are accepted (pb2's rule)."""
     if type(value) is bool:
         return value
-    if type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy":
+    if _is_numpy_bool(value):
         return bool(value)  # numpy.bool, which has no __index__
-    return _signed_of(field, plan, value, 64) != 0
+    return _signed_of(field, plan, _integer_of(field, plan, value, assigning), 64) != 0
 
 
 def _twos(number: int) -> int:
@@ -319,15 +776,20 @@ def _twos(number: int) -> int:
     return number & _MASK64
 
 
-def _real(field: FieldPlan, plan: MessagePlan, value: Any) -> float:
+def _real(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> float:
+    """A float or double field's value: floats, integers and bools are accepted (pb2's rule)."""
     if type(value) is float:
         return value
-    if hasattr(type(value), "__float__") or hasattr(type(value), "__index__"):
+    if not isinstance(value, (str, bytes)) and (
+        hasattr(type(value), "__float__") or hasattr(type(value), "__index__")
+    ):
         try:
             return float(value)
-        except (TypeError, ValueError, OverflowError):  # e.g. an array, or an int beyond floats
+        except OverflowError:  # an int beyond floats
+            raise _encode_error(field, plan, f"{value!r} is beyond the range of floats") from None
+        except (TypeError, ValueError):  # e.g. an array
             pass
-    raise _encode_error(field, plan, f"expected a number, not {type(value).__name__}")
+    raise _wrong_type(field, plan, "a number", value, assigning)
 
 
 def _double_bits(number: float) -> int:
@@ -352,28 +814,34 @@ def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
     """The 64-bit pattern written for a scalar value, range- and type-checked."""
     kind = field.kind
     if kind == DOUBLE:
-        return _double_bits(_real(field, plan, value))
+        return _double_bits(_real(field, plan, value, False))
     if kind == FLOAT:
-        return _float_bits(_real(field, plan, value))
-    if kind in (UINT64, FIXED64):
-        return _unsigned_of(field, plan, value, 64)
-    if kind in (UINT32, FIXED32):
-        return _unsigned_of(field, plan, value, 32)
+        return _float_bits(_real(field, plan, value, False))
     if kind == BOOL:
-        return 1 if _truth(field, plan, value) else 0
+        return 1 if _truth(field, plan, value, False) else 0
+    return _integer_bits(field, plan, _integer_of(field, plan, value, False))
+
+
+def _integer_bits(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
+    """The 64-bit pattern of an exact int in an integer field (EncodeError out of range)."""
+    kind = field.kind
+    if kind in (UINT64, FIXED64):
+        return _unsigned_of(field, plan, number, 64)
+    if kind in (UINT32, FIXED32):
+        return _unsigned_of(field, plan, number, 32)
     if kind in (INT64, SFIXED64):
-        return _twos(_signed_of(field, plan, value, 64))
+        return _twos(_signed_of(field, plan, number, 64))
     # Zigzag shifts the unsigned pattern: shifting a negative signed value left is
     # undefined behaviour in C (UBSan caught it).
     if kind == SINT64:
-        number = _signed_of(field, plan, value, 64)
-        return ((_twos(number) << 1) ^ _twos(number >> 63)) & _MASK64
-    number = _signed_of(field, plan, value, 32)
+        signed = _signed_of(field, plan, number, 64)
+        return ((_twos(signed) << 1) ^ _twos(signed >> 63)) & _MASK64
+    signed = _signed_of(field, plan, number, 32)
     if kind == SINT32:
-        return ((_twos(number) << 1) ^ _twos(number >> 31)) & _MASK32
+        return ((_twos(signed) << 1) ^ _twos(signed >> 31)) & _MASK32
     if kind == SFIXED32:
-        return number & _MASK32
-    return _twos(number)  # INT32, ENUM: negative values take 10 bytes
+        return signed & _MASK32
+    return _twos(signed)  # INT32, ENUM: negative values take 10 bytes
 
 
 def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
@@ -537,7 +1005,9 @@ def _sized(value: Any) -> bool:
 
 
 def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
-    """Bytes of a whole field (tags included), 0 when nothing is written."""
+    """Bytes of a whole field (tags included), 0 when nothing is written (None)."""
+    if value is None:
+        return 0  # unset, or an empty container never used
     if field.repeated:
         _check_container(field, plan, value)
     if field.map_key is not None:
@@ -558,8 +1028,6 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
         for item in value:
             total += field.tag_size + _value_size(field, plan, item, depth)
         return total
-    if value is None:
-        return 0  # unset: explicit presence, or no sub-message
     if field.presence or field.message is not None:
         return field.tag_size + _value_size(field, plan, value, depth)
     return _implicit_size(field, plan, value)
@@ -593,6 +1061,16 @@ def _varint_bytes(value: int) -> int:
     return varint_size(value)
 
 
+def _written(message: Struct, field: FieldPlan) -> Any:
+    """What the encoder writes for ``field``: its value, or None when nothing is written.
+
+    None for an unset field with presence, an empty slot, an unset message.
+    """
+    if field.has_bit >= 0 and not _has(message, field.has_bit):
+        return None
+    return _slot(message, field)
+
+
 def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
     """Encoded size of ``message``, also left in ``message._size`` for the write pass.
 
@@ -600,44 +1078,38 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
     """
     if depth > _MAX_DEPTH:
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
-    values = message._values
-    if values is None:
-        raise _changed(plan)
     total = 0
     for field in plan.fields:
-        if field.slot >= len(values):  # emptied by Python code run for an earlier field
-            raise _changed(plan)
-        total += _field_size(field, plan, values[field.slot], depth)
+        total += _field_size(field, plan, _written(message, field), depth)
     if plan.oneofs:
-        _check_oneofs(plan, values)
-    unknown = message._unknown
-    if unknown is None:
-        raise _changed(plan)
-    total += len(unknown)
-    message._size = total
+        _check_oneofs(plan, message)
+    total += len(unknown_of(message))
+    if cython.compiled:
+        message._size = total
+    else:
+        object.__setattr__(message, "_size", total)
     return total
 
 
 def _measured(message: Struct) -> int:
     """The size the size pass left in a sub-message (the write pass always follows one)."""
-    return message._size
+    if cython.compiled:
+        return message._size
+    return getattr(message, "_size", 0)
 
 
-def _check_oneofs(plan: MessagePlan, values: list[Any]) -> None:
+def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
+    """Refuse two members of a oneof, set around ``__setattr__`` (``object.__setattr__``)."""
     for name, slots in plan.oneofs.items():
-        chosen = 0
+        chosen = []
         for slot in slots:
-            if slot >= len(values):  # emptied by Python code run in the size pass
-                raise _changed(plan)
-            if values[slot] is not None:
-                chosen += 1
-        if chosen > 1:
-            raise _oneof_error(plan, values, name, slots)
-
-
-def _oneof_error(plan: MessagePlan, values: list[Any], name: str, slots: Any) -> EncodeError:
-    names = ", ".join(plan.fields_by_slot[slot].name for slot in slots if values[slot] is not None)
-    return EncodeError(f"{plan.full_name}: oneof {name} has several members set ({names})")
+            field: FieldPlan = plan.fields_by_slot[slot]
+            if _written(message, field) is not None:
+                chosen.append(field.name)
+        if len(chosen) > 1:
+            raise EncodeError(
+                f"{plan.full_name}: oneof {name} has several members set ({', '.join(chosen)})"
+            )
 
 
 def message_size(message: Struct) -> int:
@@ -649,8 +1121,7 @@ def plan_of(message: Any) -> MessagePlan:
     """The plan of a struct instance."""
     if not isinstance(message, Struct):
         raise EncodeError(f"expected a struct, not {type(message).__name__}")
-    instance: Struct = message
-    return instance._plan
+    return _plan_of_class(type(message))
 
 
 # --- encoding: writing -----------------------------------------------------
@@ -746,6 +1217,8 @@ def _write_scalar(
 def _write_field(
     field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, depth: int
 ) -> int:
+    if value is None:
+        return pos
     if field.map_key is not None:
         if type(value) is not dict:
             _check_container(field, plan, value)
@@ -779,8 +1252,6 @@ def _write_field(
             return pos
         for item in value:
             pos = _write_value(field, plan, item, out, pos, end, depth, _TAGGED)
-        return pos
-    if value is None:
         return pos
     if field.presence or field.message is not None:
         return _write_value(field, plan, value, out, pos, end, depth, _TAGGED)
@@ -835,15 +1306,10 @@ def _write_fields(
     """Write the fields of ``message`` from ``pos``, not past ``end``; return where they end."""
     if depth > _MAX_DEPTH:  # a struct made to contain itself since the size pass
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
-    values = message._values
-    if values is None:
-        raise _changed(plan)
     for field in plan.fields:
-        if field.slot >= len(values):
-            raise _changed(plan)
-        pos = _write_field(field, plan, values[field.slot], out, pos, end, depth)
-    unknown = message._unknown
-    if unknown is None or len(unknown) > end - pos:
+        pos = _write_field(field, plan, _written(message, field), out, pos, end, depth)
+    unknown = unknown_of(message)
+    if len(unknown) > end - pos:
         raise _changed(plan)
     copy_bytes(out, pos, unknown, len(unknown))
     return pos + len(unknown)
@@ -867,12 +1333,22 @@ def write_struct(plan: MessagePlan, message: Struct, data: bytearray, pos: int, 
 
 
 def encode(message: Struct) -> bytes:
-    """The wire bytes of a struct (deterministic: equal to upb's deterministic output)."""
+    """The wire bytes of a struct (deterministic: equal to upb's deterministic output).
+
+    Compiled, the struct is written straight into the ``bytes`` object
+    returned, made at its exact size and shared with no one until then.
+    """
     plan = plan_of(message)
     size = message_size_at(plan, message, 0)
-    out = bytearray(size)
-    write_struct(plan, message, out, 0, size)
-    return bytes(out)
+    if cython.compiled:
+        out = PyBytes_FromStringAndSize(cython.NULL, size)
+        write_message_at(
+            plan, message, cython.cast(cython.p_uchar, PyBytes_AS_STRING(out)), 0, size, 0
+        )
+        return out
+    data = bytearray(size)
+    write_struct(plan, message, data, 0, size)
+    return bytes(data)
 
 
 # --- decoding --------------------------------------------------------------
@@ -911,15 +1387,6 @@ class Decoding:
         self.elements -= count
         if self.elements < 0:
             raise DecodeError("message has more elements than max_elements allows", offset)
-
-
-def new_struct(plan: MessagePlan) -> Struct:
-    message: Struct = Struct.__new__(plan.cls)
-    message._plan = plan
-    message._values = plan.new_values()
-    message._unknown = b""
-    message._size = 0
-    return message
 
 
 def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
@@ -1018,7 +1485,6 @@ def decode_message(
     """
     if depth > state.max_depth:
         raise DepthLimitError(f"messages nested deeper than {state.max_depth}", state.base + pos)
-    values = message._values
     unknown: bytearray | None = None
     while pos < end:
         start = pos
@@ -1030,12 +1496,12 @@ def decode_message(
             raise WireFormatError("end-group tag without a matching start", state.base + start)
         field = plan.field_numbered(tag >> 3)
         if field is not None:
-            after = _decode_field(field, plan, values, data, pos, end, tag & 7, state, depth)
+            after = _decode_field(field, plan, message, data, pos, end, tag & 7, state, depth)
             if after >= 0:
                 pos = after
                 if state.stray_values is not None:
                     if unknown is None:
-                        unknown = bytearray(message._unknown)
+                        unknown = bytearray(unknown_of(message))
                     unknown += state.stray_values
                     state.stray_values = None
                 continue
@@ -1043,7 +1509,7 @@ def decode_message(
         pos = _skip(data, pos, end, tag, state, depth)
         state.spend(1, state.base + start)
         if unknown is None:
-            unknown = bytearray(message._unknown)
+            unknown = bytearray(unknown_of(message))
         if state.rejected_entry is None:
             unknown += state.source[start:pos]
         else:  # upb keeps a map entry it could not read whole, as re-encoded
@@ -1062,7 +1528,7 @@ def decode_message(
 def _decode_field(
     field: FieldPlan,
     plan: MessagePlan,
-    values: list[Any],
+    message: Struct,
     data: Any,
     pos: int,
     end: int,
@@ -1070,25 +1536,23 @@ def _decode_field(
     state: Decoding,
     depth: int,
 ) -> int:
-    """Decode one known field at ``pos``; -1 when it must be kept as unknown."""
-    slot = field.slot
+    """Decode one known field at ``pos`` into ``message``; -1 when it must be kept as unknown."""
     if field.map_key is not None:
         if wire != LEN:
             return -1
         after = _length_end(data, pos, end, state)
         state.spend(1, state.base + pos)
-        if _decode_entry(field, values[slot], data, state.body, after, state, depth):
+        if _decode_entry(field, _container(message, field), data, state.body, after, state, depth):
             return after
         return -1  # as upb does, an entry holding unknown fields stays in the unknown fields
     if field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64):
         after = _length_end(data, pos, end, state)
-        _decode_packed(field, values, data, state.body, after, state)
+        _decode_packed(field, message, data, state.body, after, state)
         return after
     if wire != field.wire_type:
         return -1
     if field.kind == GROUP or field.kind == MESSAGE:
-        existing = None if field.repeated else values[slot]
-        sub = existing
+        sub = None if field.repeated else _slot(message, field)
         if sub is None:
             sub = _new_part(field.message, state, pos)  # type: ignore[arg-type]
         if field.kind == GROUP:
@@ -1106,32 +1570,31 @@ def _decode_field(
             after = _length_end(data, pos, end, state)
             decode_message(field.message, sub, data, state.body, after, state, depth + 1, 0)  # type: ignore[arg-type]
         if field.repeated:
-            values[slot].append(sub)
+            _append(message, field, sub)
         else:
-            _set_singular(field, values, sub)
+            _set_field(plan, message, field, sub)
         return after
     value = _read_value(field, data, pos, end, state)
     if field.closed_enum is not None and value not in field.closed_enum:
         return -1  # proto2: an unknown enum value is kept as an unknown field
     if field.repeated:
         state.spend(1, state.base + pos)
-        _append(values, slot, value)
+        _append(message, field, value)
     else:
-        _set_singular(field, values, value)
+        _set_field(plan, message, field, value)
     return state.after
 
 
-def _set_singular(field: FieldPlan, values: list[Any], value: Any) -> None:
-    """Set a singular field; a oneof member clears the others (the last one read wins)."""
-    for other in field.oneof_slots:
-        values[other] = None
-    values[field.slot] = value
+def _append(message: Struct, field: FieldPlan, value: Any) -> None:
+    """Append a decoded element to a repeated field's list.
 
-
-def _append(values: list[Any], slot: int, value: Any) -> None:
-    current = values[slot]
-    if hasattr(current, "dtype"):  # a numpy array from an earlier packed run
-        current = values[slot] = current.tolist()
+    The field may hold another sequence (assigned by the caller, or a numpy
+    array from an earlier packed run): it becomes a list first.
+    """
+    current = _container(message, field)
+    if type(current) is not list:
+        current = current.tolist() if hasattr(current, "tolist") else list(current)
+        _store(message, field, current)
     current.append(value)
 
 
@@ -1239,7 +1702,7 @@ def _bits_double(bits: int) -> float:
 
 
 def _decode_packed(
-    field: FieldPlan, values: list[Any], data: Any, pos: int, end: int, state: Decoding
+    field: FieldPlan, message: Struct, data: Any, pos: int, end: int, state: Decoding
 ) -> None:
     """Append the elements of a packed run ``data[pos:end]`` to the field's list."""
     width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
@@ -1248,13 +1711,14 @@ def _decode_packed(
             "packed fixed-width run is not a whole number of elements", state.base + pos
         )
     if state.numpy and field.numpy_type:
-        values[field.slot] = _numpy_column(field, values[field.slot], data, pos, end, state, width)
+        column = _numpy_column(field, _slot(message, field), data, pos, end, state, width)
+        _store(message, field, column)
     else:
         while pos < end:
             value = _read_value(field, data, pos, end, state)
             state.spend(1, state.base + pos)
             if field.closed_enum is None or value in field.closed_enum:
-                _append(values, field.slot, value)
+                _append(message, field, value)
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
                 _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
@@ -1289,7 +1753,7 @@ def _numpy_column(
                 _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
         column = numpy.array(items, field.numpy_type)
-    if len(current):
+    if current is not None and len(current):
         column = numpy.concatenate([numpy.asarray(current, field.numpy_type), column])
     return column
 
@@ -1305,49 +1769,39 @@ def _decode_entry(
 ) -> bool:
     """Decode one map entry ``data[pos:end]`` into ``mapping``, unless it holds unknown fields.
 
-    Such an entry is left in ``state.rejected_entry``, re-encoded, for the
-    caller to keep among the unknown fields.
+    Such an entry is left in ``state.rejected_entry`` for the caller to keep
+    among the unknown fields: re-encoded, as upb keeps it, or as it came
+    when it cannot be re-encoded (nested deeper than encoding allows). A
+    missing key or value (proto2 entries may leave them out) reads as its
+    zero value, as upb reads it.
     """
     entry_plan: MessagePlan = field.message  # type: ignore[assignment]
     entry = new_struct(entry_plan)
     decode_message(entry_plan, entry, data, pos, end, state, depth + 1, 0)
-    if entry._unknown:
-        state.rejected_entry = encode(entry)
+    if unknown_of(entry):
+        try:
+            state.rejected_entry = encode(entry)
+        except EncodeError:
+            state.rejected_entry = bytes(state.source[pos:end])
         return False
-    key, value = entry._values[0], entry._values[1]
-    if key is None:  # proto2 entries may leave out their key or value: zero values, as upb
-        key = _zero(field.map_key)  # type: ignore[arg-type]
+    value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+    value = _slot(entry, value_field)
     if value is None:
-        value_field: FieldPlan = field.map_value  # type: ignore[assignment]
-        if value_field.message is None:
-            value = _zero(value_field)
-        else:
-            value = _new_part(value_field.message, state, pos)
-    mapping[key] = value
+        value = _new_part(value_field.message, state, pos)  # type: ignore[arg-type]
+    mapping[_slot(entry, field.map_key)] = value  # type: ignore[arg-type]
     return True
 
 
-def _zero(field: FieldPlan) -> Any:
-    """The zero value of a scalar, string or bytes field."""
-    kind = field.kind
-    if kind == STRING:
-        return ""
-    if kind == BYTES:
-        return b""
-    if kind == BOOL:
-        return False
-    if kind in (FLOAT, DOUBLE):
-        return 0.0
-    return 0
-
-
 def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
-    """A new sub-message struct, charged to the element budget with its fresh containers.
+    """A new sub-message struct, charged to the element budget for its size.
 
     A few wire bytes (an empty sub-message, a map entry without its value)
-    make a whole struct, so its lists and dicts count too.
+    make a whole struct of one slot per field: it is charged one element,
+    and one more per eight slots (an element stands for an object of about
+    that size). Its repeated and map fields cost nothing until elements
+    arrive, and those are charged as they do.
     """
-    state.spend(1 + len(plan.containers), state.base + pos)
+    state.spend(1 + len(plan.fields_by_slot) // 8, state.base + pos)
     return new_struct(plan)
 
 
@@ -1368,7 +1822,7 @@ def decode(
     without copying). Errors are :class:`DecodeError` subclasses whose offset
     counts from ``base``.
     """
-    plan: MessagePlan = cls.__plan__  # type: ignore[attr-defined]
+    plan = _plan_of_class(cls)
     state = Decoding(zero_copy, numpy, max_depth, max_elements)
     # Not released here: zero-copy fields and numpy columns keep views of it.
     return state.run(plan, byte_view(buffer, False), base)

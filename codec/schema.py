@@ -7,16 +7,21 @@ decoder walk, and into a class deriving from :class:`Struct` whose
 attributes are the message's field names. Plans and classes are cached per
 descriptor, and recursive messages share one plan.
 
-Struct semantics follow protobuf's: scalars with implicit presence (proto3)
-default to zero values and are not written when they hold them; fields with
-explicit presence (proto2, proto3 ``optional``, oneof members) and
-sub-messages are ``None`` when unset; repeated fields are lists, maps are
-dicts, enums are ints, unknown fields are kept as bytes and written last.
-Encoding is byte-identical to upb's ``SerializeToString(deterministic=True)``.
+Each struct class is a heap type whose ``__slots__`` are the message's
+fields (see :mod:`codec._struct` for the object model). Struct semantics
+follow pb2's: an unset scalar reads as its default (proto2 ``[default =
+...]``, else the zero value); fields with explicit presence (proto2, proto3
+``optional``, oneof members) are written when set, as ``HasField`` tells,
+and scalars with implicit presence (proto3) when not zero; sub-messages are
+``None`` when unset; repeated fields are lists, maps are dicts, enums are
+ints, unknown fields are kept as bytes and written last. Assignments are
+checked as pb2 checks them. Encoding is byte-identical to upb's
+``SerializeToString(deterministic=True)``.
 """
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -27,7 +32,7 @@ from codec import _struct
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ELEMENTS,
-    Field,
+    Container,
     FieldPlan,
     MessagePlan,
     Struct,
@@ -54,14 +59,9 @@ __all__ = [
 _KINDS = {
     getattr(FieldDescriptor, f"TYPE_{name.upper()}"): kind for name, kind in _struct.KINDS.items()
 }
-_STRING, _BYTES, _BOOL, _ENUM = (
-    _struct.KINDS[name] for name in ("string", "bytes", "bool", "enum")
+_STRING, _ENUM, _MESSAGE, _GROUP = (
+    _struct.KINDS[name] for name in ("string", "enum", "message", "group")
 )
-_MESSAGE, _GROUP, _FLOAT, _DOUBLE = (
-    _struct.KINDS[name] for name in ("message", "group", "float", "double")
-)
-_ZERO = {_STRING: "", _BYTES: b"", _BOOL: False}
-_FLOATS = (_FLOAT, _DOUBLE)
 
 _plans: dict[str, MessagePlan] = {}  # by full name; descriptors of one pool share names
 _descriptors: dict[str, Descriptor] = {}
@@ -117,34 +117,43 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
     _plans[descriptor.full_name] = plan  # before sub-plans, for recursive messages
     _descriptors[descriptor.full_name] = descriptor
     for field, field_plan in zip(descriptor.fields, fields, strict=True):
-        plan.defaults[field_plan.slot] = _default(field, field_plan)
         if field.message_type is not None:
             sub = _plan(field.message_type)
-            field_plan.message = sub
-            if field.message_type.GetOptions().map_entry:
-                field_plan.map_key, field_plan.map_value = sub.fields_by_slot
+            is_map = field.message_type.GetOptions().map_entry
+            field_plan.link(sub, is_map)
+            if is_map:
                 sub.full_name = f"{plan.full_name}.{field.name}"  # names the map in errors
-    plan.index_containers()
     for oneof in descriptor.oneofs:
-        members = [field.index for field in oneof.fields]
+        members = tuple(field.index for field in oneof.fields)
         if not (len(members) == 1 and oneof.fields[0].name in synthetic):
-            plan.oneofs[oneof.name] = tuple(members)
-            for slot in members:
-                fields[slot].oneof_slots = tuple(members)
-    namespace: dict[str, Any] = {"__slots__": (), "__plan__": plan, "__module__": "codec.structs"}
-    namespace["__qualname__"] = descriptor.full_name
+            plan.add_oneof(oneof.name, members)
+    namespace: dict[str, Any] = {
+        "__slots__": plan.slot_names(),
+        "__plan__": plan,
+        "__module__": "codec.structs",
+        "__qualname__": descriptor.full_name,
+        "__hash__": None,  # mutable, as pb2 messages are
+        "DESCRIPTOR": descriptor,
+    }
     for field_plan in fields:
-        namespace[field_plan.name] = Field(field_plan.slot, field_plan.name)
-    namespace["DESCRIPTOR"] = descriptor
-    plan.cls = type(descriptor.name, (Struct,), namespace)
+        if field_plan.repeated:
+            namespace[field_plan.name] = Container(plan, field_plan)
+    cls = type(descriptor.name, (Struct,), namespace)
+    plan.bind(cls)
+    _struct.enable_fast_construction(cls)
     return plan
 
 
 def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
     features = field._GetFeatures()  # type: ignore[attr-defined]  # editions features
     kind = _KINDS[field.type]
+    # Maps are always length-prefixed, whatever the features say: their entries,
+    # and a message value inside an entry.
+    in_map = field.containing_type is not None and field.containing_type.GetOptions().map_entry
+    is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
     if kind == _MESSAGE and features.message_encoding == features.DELIMITED:
-        kind = _GROUP
+        if not (is_map or in_map):
+            kind = _GROUP
     closed = None
     enum = field.enum_type
     if kind == _ENUM and enum is not None and enum.is_closed:
@@ -152,44 +161,31 @@ def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
     utf8 = ""
     if kind == _STRING:
         utf8 = "strict" if features.utf8_validation == features.VERIFY else "bytes"
+    repeated = field.is_repeated
     return FieldPlan(
-        field.name,
+        sys.intern(field.name),  # keyword names are interned: found by identity first
         field.number,
         kind,
         slot,
-        repeated=field.is_repeated,
+        repeated=repeated,
         packed=field.is_packed,
         presence=field.has_presence,
         utf8=utf8,
         closed_enum=closed,
+        # What an unset scalar reads as: its declared default, else the zero value (or a
+        # closed enum's first value), as pb2 reads it.
+        default=None if repeated or field.message_type is not None else field.default_value,
     )
-
-
-def _default(field: FieldDescriptor, plan: FieldPlan) -> Any:
-    if plan.repeated or plan.presence or field.message_type is not None:
-        return None
-    if plan.kind in _FLOATS:
-        return 0.0
-    return _ZERO.get(plan.kind, 0)
 
 
 def which_oneof(message: Struct, name: str) -> str | None:
     """Name of the member of oneof ``name`` that is set, or None."""
-    plan: MessagePlan = type(message).__plan__  # type: ignore[attr-defined]
-    try:
-        slots = plan.oneofs[name]
-    except KeyError:
-        raise ValueError(f"{plan.full_name} has no oneof {name!r}") from None
-    for slot in slots:
-        if message._values[slot] is not None:
-            member: str = plan.fields_by_slot[slot].name
-            return member
-    return None
+    return message.WhichOneof(name)
 
 
 def unknown_fields(message: Struct) -> bytes:
     """Fields a decoded message held that its schema does not know, as wire bytes."""
-    return message._unknown
+    return _struct.unknown_of(message)
 
 
 def to_pb2(message: Struct, cls: Any = None) -> Any:

@@ -62,6 +62,7 @@ from google.protobuf.internal.encoder import _VarintBytes
 from hypothesis import given
 from hypothesis import strategies as st
 from schemas import (
+    editions_pb2,
     everything_pb2,
     file_descriptor_set,
     file_descriptor_set_bytes,
@@ -69,6 +70,7 @@ from schemas import (
     message_classes,
 )
 from test_heap import peak_after_warm_up
+from unchecked import put, unchecked
 
 import codec
 from codec import (
@@ -207,7 +209,7 @@ def test_load_structs_of_descriptor_proto_decodes_descriptor_sets() -> None:
     data = file_descriptor_set_bytes()
     decoded = codec.decode(structs["google.protobuf.FileDescriptorSet"], data)
     names = [file.name for file in decoded.file]
-    assert names == ["everything.proto", "legacy.proto"]
+    assert names == ["everything.proto", "legacy.proto", "editions.proto"]
     assert codec.to_pb2(decoded) == descriptor_pb2.FileDescriptorSet.FromString(data)
     assert codec.encode(decoded) == upb_bytes(descriptor_pb2.FileDescriptorSet.FromString(data))
 
@@ -227,8 +229,10 @@ def expected_default(field: FieldDescriptor) -> Any:
     """The default the spec gives each field shape."""
     if field.is_repeated:
         return {} if field.message_type and field.message_type.GetOptions().map_entry else []
-    if field.has_presence:  # messages, proto2, proto3 optional, oneof members
+    if field.message_type is not None:
         return None
+    if field.has_default_value:  # proto2 [default = ...]
+        return field.default_value
     return ZERO.get(field.type, 0)
 
 
@@ -242,12 +246,25 @@ def test_defaults(cls: Any) -> None:
         assert type(actual) is type(expected), field.name
 
 
-def test_proto2_fields_with_declared_defaults_are_none() -> None:
+def test_unset_proto2_fields_read_their_declared_defaults() -> None:
     value = S(L.Record)()
-    assert value.count is None and value.note is None and value.level is None
-    assert value.id is None and value.name is None  # required fields have presence too
+    assert (value.count, value.note, value.level, value.big) == (7, "n/a", 5, 2**64 - 1)
+    assert (value.id, value.name) == (0, "")  # required fields have presence too
+    for name in ("count", "note", "level", "id", "name"):
+        assert not value.HasField(name), name
+    assert codec.encode(value) == b""
     decoded = codec.decode(S(L.Record), b"\x08\x01\x12\x01n")
-    assert decoded.count is None and decoded.flag is None and decoded.big is None
+    assert decoded.count == 7 and decoded.flag is True and decoded.big == 2**64 - 1
+    assert decoded.HasField("id") and not decoded.HasField("count")
+
+
+def test_a_field_set_to_its_default_is_present() -> None:
+    value = S(L.Record)(count=7)
+    assert value.HasField("count")
+    assert codec.encode(value) == upb_bytes(L.Record(count=7))
+    value.ClearField("count")
+    assert not value.HasField("count") and value.count == 7
+    assert codec.encode(value) == b""
 
 
 def test_repeated_and_map_defaults_are_fresh_objects() -> None:
@@ -278,6 +295,68 @@ def test_keyword_construction_and_assignment() -> None:
         f_inner=E.AllTypes.Inner(a=3),
     )
     assert codec.encode(value) == upb_bytes(expected)
+
+
+ASSIGNED = [
+    None, True, False, 0, 1, -1, 7, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**63,
+    2**64 - 1, 2**64, -(2**31), -(2**31) - 1, -(2**63), -(2**63) - 1, 1.0, 1.5, -0.0,
+    math.inf, math.nan, "1", "héllo", "\ud800", b"1", b"\xff", np.int64(3), np.int32(-2),
+    np.uint64(2**64 - 1), np.float64(1.5), np.float32(0.25), np.bool_(True), object(), [1],
+]  # fmt: skip
+
+
+def _outcome(assign: Any) -> str:
+    try:
+        assign()
+    except TypeError:
+        return "TypeError"
+    except (ValueError, OverflowError):  # pb2 raises OverflowError for some ints out of range
+        return "ValueError"
+    return "accepted"
+
+
+@pytest.mark.parametrize("cls", [E.AllTypes, L.Record], ids=lambda c: c.__name__)
+def test_assignment_checks_match_pb2(cls: Any) -> None:
+    """Every singular scalar field of every kind, assigned each value: the same outcome
+    as pb2 (TypeError, ValueError, or accepted), and when accepted the same encoding.
+
+    The one difference: a bytes field also takes other bytes-like objects (the
+    zero-copy views the decoder gives), where pb2 wants ``bytes``.
+    """
+    different = []
+    for field in cls.DESCRIPTOR.fields:
+        if field.is_repeated or field.message_type is not None:
+            continue
+        for value in ASSIGNED:
+            ours, theirs = S(cls)(), cls()
+            got = _outcome(lambda: setattr(ours, field.name, value))  # noqa: B023
+            want = _outcome(lambda: setattr(theirs, field.name, value))  # noqa: B023
+            if got != want:
+                different.append(f"{field.name} = {value!r}: {got}, pb2 {want}")
+            elif got == "accepted" and codec.encode(ours) != upb_bytes(theirs):
+                different.append(f"{field.name} = {value!r}: encodes differently")
+    assert not different, "\n".join(different)
+
+
+def test_bytes_fields_take_any_bytes_like_object() -> None:
+    value = S(E.AllTypes)(f_bytes=memoryview(b"ab"), r_bytes=[bytearray(b"c")])
+    assert codec.encode(value) == upb_bytes(E.AllTypes(f_bytes=b"ab", r_bytes=[b"c"]))
+    with pytest.raises(TypeError, match="f_bytes"):
+        value.f_bytes = "text"
+
+
+def test_assignment_stores_what_pb2_reads_back() -> None:
+    value = S(E.AllTypes)(f_double=1, f_bool=2, f_int64=np.int64(3), f_string=b"x")
+    assert (value.f_double, value.f_bool, value.f_int64, value.f_string) == (1.0, True, 3, "x")
+    assert type(value.f_double) is float and type(value.f_int64) is int
+    with pytest.raises(TypeError, match="None is not a value"):
+        value.f_int32 = None
+    with pytest.raises(AttributeError, match="no field"):
+        value.no_such_field = 1
+    with pytest.raises(AttributeError):
+        del value.f_int32
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        S(E.AllTypes)(1)
 
 
 def test_unknown_keyword_is_a_type_error() -> None:
@@ -447,11 +526,11 @@ def test_encode_measures_each_nested_message_once(via: str, levels: int) -> None
     message = None
     for level, value in enumerate(counted):
         if message is None:
-            message = cls(f_int32=value)
+            message = unchecked(cls, f_int32=value)
         elif via == "recursive" or (via == "both" and level % 2):
-            message = cls(f_int32=value, recursive=message)
+            message = unchecked(cls, f_int32=value, recursive=message)
         else:
-            message = cls(f_int32=value, m_string_self={str(level): message})
+            message = unchecked(cls, f_int32=value, m_string_self={str(level): message})
     assert message is not None
     expected = upb_bytes(codec.to_pb2(message))
     for v in counted:
@@ -498,6 +577,38 @@ def test_encode_proto2_matches_upb(fields: dict[str, Any]) -> None:
     value = codec.from_pb2(expected)
     assert codec.encode(value) == upb_bytes(expected)
     assert codec.encode(S(L.Record)(**fields)) == upb_bytes(expected)
+
+
+def _editions_maps() -> Any:
+    """An editions.Maps (file-level DELIMITED) with an entry in every map, and its children."""
+    P = editions_pb2  # noqa: N806
+    point = P.Point(x=-1, y=2**40)
+    message = P.Maps(
+        i32_i64={99: 87, -1: -(2**63)}, i64_u32={-(2**40): 2**32 - 1}, u32_s32={7: -7},
+        u64_s64={2**64 - 1: 1}, s32_f32={-3: 3}, s64_f64={4: 2**64 - 1},
+        f32_sf32={5: -5}, f64_sf64={6: -6}, sf32_float={-8: 0.5}, sf64_double={9: -2.25},
+        bool_bool={True: False}, string_string={"k": "v", "": "e"},
+        i32_bytes={1: b"\x00\xff"}, string_mood={"calm": 1}, u32_point={3: point},
+        point=point, points=[point, P.Point()],
+    )  # fmt: skip
+    message.string_self["inner"].u32_point[1].x = 5
+    message.child.string_self["deep"].i32_i64[1] = 2
+    return message
+
+
+def test_editions_maps_are_length_prefixed_and_messages_delimited() -> None:
+    """Editions with message_encoding = DELIMITED: sub-messages are groups, maps are not."""
+    message = _editions_maps()
+    expected = upb_bytes(message)
+    assert expected.startswith(b"\x0a")  # map field 1: a LEN tag (0x0b would be a group)
+    cls = S(editions_pb2.Maps)
+    value = codec.from_pb2(message)
+    assert codec.encode(value) == expected
+    assert codec.decode(cls, expected) == value
+    assert codec.unknown_fields(value.string_self["inner"]) == b""
+    assert value.u32_point[3].y == 2**40 and value.string_self["inner"].u32_point[1].x == 5
+    one = cls(i32_i64={99: 87})
+    assert codec.encode(one) == b"\x0a\x04\x08\x63\x10\x57"
 
 
 def test_encode_groups_matches_upb() -> None:
@@ -578,7 +689,6 @@ BAD_VALUES = [
     ("f_color", 2**31),
     ("f_int32", "1"),
     ("f_int32", 1.5),
-    ("f_string", b"bytes"),
     ("f_string", 1),
     ("f_string", "\ud800"),
     ("f_bytes", 1),
@@ -610,8 +720,17 @@ BAD_VALUES = [
 @pytest.mark.parametrize(
     ("name", "bad"), [pytest.param(n, v, id=f"{n}={v!r}") for n, v in BAD_VALUES]
 )
-def test_encode_error_names_the_field(name: str, bad: Any) -> None:
-    value = S(E.AllTypes)(**{name: bad})
+def test_bad_values_are_refused_by_assignment_or_by_encoding(name: str, bad: Any) -> None:
+    """A bad value is refused as it is assigned (scalars, messages) or encoded (elements).
+
+    Either way the error names the field; one stored around the checks of
+    assignment is still refused by the encoder.
+    """
+    try:
+        value = S(E.AllTypes)(**{name: bad})
+    except (TypeError, ValueError) as error:
+        assert name in str(error)
+        value = unchecked(S(E.AllTypes), **{name: bad})
     with pytest.raises(EncodeError) as info:
         codec.encode(value)
     assert name in str(info.value)
@@ -648,19 +767,26 @@ GARBAGE = [
 
 
 @pytest.mark.parametrize("garbage", GARBAGE)
-def test_any_value_in_any_field_encodes_or_raises_encode_error(garbage: Any) -> None:
-    """Whatever is put in a field, encode either works or raises EncodeError naming it."""
+def test_any_value_in_any_field_is_refused_or_encodes(garbage: Any) -> None:
+    """Whatever is put in a field, assigned or stored around the checks, encode works or
+    raises EncodeError naming it; assignment raises only TypeError or ValueError."""
     wrong = []
     for cls in (E.AllTypes, L.Record, L.WithGroups):
         for field in cls.DESCRIPTOR.fields:
-            value = S(cls)(**{field.name: garbage})
             try:
-                codec.encode(value)
-            except EncodeError as error:
+                assigned = [S(cls)(**{field.name: garbage})]
+            except (TypeError, ValueError) as error:
+                assigned = []
                 if field.name not in str(error):
                     wrong.append(f"{field.full_name}: {error!r} does not name the field")
-            except Exception as error:
-                wrong.append(f"{field.full_name}: {error!r}")
+            for value in [*assigned, unchecked(S(cls), **{field.name: garbage})]:
+                try:
+                    codec.encode(value)
+                except EncodeError as error:
+                    if field.name not in str(error):
+                        wrong.append(f"{field.full_name}: {error!r} does not name the field")
+                except Exception as error:
+                    wrong.append(f"{field.full_name}: {error!r}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -670,8 +796,8 @@ def test_encode_error_in_a_nested_message_names_the_field() -> None:
     for value, name in [
         (outer(f_leaf=S(E.Leaf)(samples=[1, 2**63])), "samples"),
         (outer(r_inner=[inner(), inner(tags=[b"x"])]), "tags"),
-        (outer(m_string_inner={"k": inner(color=2**40)}), "color"),
-        (outer(recursive=outer(recursive=outer(f_uint32=-1))), "f_uint32"),
+        (outer(m_string_inner={"k": unchecked(inner, color=2**40)}), "color"),
+        (outer(recursive=outer(recursive=unchecked(outer, f_uint32=-1))), "f_uint32"),
     ]:
         with pytest.raises(EncodeError) as info:
             codec.encode(value)
@@ -679,8 +805,10 @@ def test_encode_error_in_a_nested_message_names_the_field() -> None:
 
 
 def test_wrong_struct_class_in_a_message_field() -> None:
+    with pytest.raises(TypeError, match="f_inner"):
+        S(E.AllTypes)(f_inner=S(E.Leaf)(id=1))
     with pytest.raises(EncodeError, match="f_inner"):
-        codec.encode(S(E.AllTypes)(f_inner=S(E.Leaf)(id=1)))
+        codec.encode(unchecked(S(E.AllTypes), f_inner=S(E.Leaf)(id=1)))
 
 
 def test_proto2_struct_values() -> None:
@@ -702,7 +830,7 @@ def test_which_oneof() -> None:
     value = cls(c_string="x", k_fixed64=0)
     assert codec.which_oneof(value, "choice") == "c_string"
     assert codec.which_oneof(value, "other") == "k_fixed64"
-    value.c_string = None
+    value.ClearField("c_string")
     assert codec.which_oneof(value, "choice") is None
     decoded = codec.decode(cls, upb_bytes(E.AllTypes(c_empty=E.Empty())))
     assert codec.which_oneof(decoded, "choice") == "c_empty"
@@ -716,12 +844,29 @@ def test_which_oneof() -> None:
         pytest.param({"c_uint32": 1, "c_string": "x"}, id="two-scalars"),
         pytest.param({"c_uint32": 0, "c_bool": False}, id="two-zeros"),
         pytest.param({"c_string": "x", "c_inner": "INNER"}, id="scalar-and-message"),
+        pytest.param({"c_inner": "INNER", "c_string": "x"}, id="message-and-scalar"),
     ],
 )
-def test_two_oneof_members_is_an_encode_error(fields: dict[str, Any]) -> None:
+def test_setting_a_oneof_member_clears_the_others(fields: dict[str, Any]) -> None:
     fields = {k: S(E.AllTypes.Inner)() if v == "INNER" else v for k, v in fields.items()}
-    value = S(E.AllTypes)(**fields)
-    with pytest.raises(EncodeError):
+    *cleared, last = fields
+    value = S(E.AllTypes)(**fields)  # in order, as pb2's constructor assigns them
+    assert value.WhichOneof("choice") == last
+    for name in cleared:
+        assert not value.HasField(name)
+    expected = E.AllTypes()
+    for name, item in fields.items():
+        if name == "c_inner":
+            expected.c_inner.SetInParent()
+        else:
+            setattr(expected, name, item)
+    assert codec.encode(value) == upb_bytes(expected)
+
+
+def test_two_oneof_members_stored_around_assignment_are_an_encode_error() -> None:
+    value = S(E.AllTypes)(c_string="x")
+    put(value, "c_inner", S(E.AllTypes.Inner)())  # a message member: present when not None
+    with pytest.raises(EncodeError, match="several members"):
         codec.encode(value)
     encoder = codec.FrameEncoder()
     with pytest.raises(EncodeError):
@@ -798,7 +943,8 @@ def test_to_pb2_and_from_pb2() -> None:
     )
     value = codec.from_pb2(message)
     assert type(value) is S(E.AllTypes)
-    assert value.f_int32 == -3 and value.o_string == "" and value.o_int32 is None
+    assert value.f_int32 == -3 and value.o_string == "" and value.o_int32 == 0
+    assert value.HasField("o_string") and not value.HasField("o_int32")
     assert value.f_inner.tags == ["a"]
     assert value.m_uint64_leaf[5].label == "x"
     assert value.c_bytes == b"b" and value.p_color == [1, -1]
@@ -813,7 +959,7 @@ def test_to_pb2_and_from_pb2() -> None:
 
 def test_from_pb2_proto2_presence() -> None:
     value = codec.from_pb2(L.Record(id=1, name="n", flag=False))
-    assert value.count is None  # the declared default is not a value
+    assert value.count == 7 and not value.HasField("count")  # the declared default, unset
     assert value.flag is False
     back = codec.to_pb2(value)
     assert not back.HasField("count") and back.HasField("flag")
@@ -1067,7 +1213,9 @@ MUST_ACCEPT = [
 def _check_fields(value: Any, expected: dict[str, Any]) -> None:
     for name, want in expected.items():
         got = getattr(value, name)
-        if isinstance(want, dict) and got is not None and not isinstance(got, dict):
+        if want is None:  # unset
+            assert not value.HasField(name), name
+        elif isinstance(want, dict) and got is not None and not isinstance(got, dict):
             _check_fields(got, want)  # a sub-message given as a dict of its fields
         elif isinstance(want, dict) and isinstance(got, dict):
             assert set(got) == set(want), name
@@ -1498,8 +1646,8 @@ def test_proto2_map_entry_without_key_or_value_reads_zero_values() -> None:
 
 def test_valueless_map_entries_are_charged_for_the_structs_they_make() -> None:
     """Found by fuzzing (SECURITY.md A1): a 9-byte map entry with no value makes a whole
-    AllTypes struct with dozens of fresh containers; the element budget counts them, so
-    1 MiB of such entries is refused instead of growing to gigabytes."""
+    AllTypes struct of over a hundred slots; the element budget charges a struct for its
+    slots, so 1 MiB of such entries is refused instead of growing to gigabytes."""
     cls = codec.struct(everything_pb2.AllTypes)
     field = everything_pb2.AllTypes.DESCRIPTOR.fields_by_name["m_string_self"]
     entries = bytearray()

@@ -621,7 +621,7 @@ def test_oneof_last_member_on_the_wire_wins() -> None:
     assert expected.WhichOneof("choice") == "c_string"
     decoded = codec.decode(struct_of(everything_pb2.AllTypes), data)
     assert codec.which_oneof(decoded, "choice") == "c_string"
-    assert decoded.c_uint32 is None
+    assert not decoded.HasField("c_uint32")
     assert codec.encode(decoded) == expected.SerializeToString(deterministic=True)
 
 
@@ -629,7 +629,7 @@ def test_missing_required_fields_are_accepted() -> None:
     data = b"\x18\x05"  # legacy.Record without id and name
     assert not legacy_pb2.Record.FromString(data).IsInitialized()
     decoded = codec.decode(struct_of(legacy_pb2.Record), data)
-    assert decoded.count == 5 and decoded.id is None and decoded.name is None
+    assert decoded.count == 5 and not decoded.HasField("id") and not decoded.HasField("name")
     assert check_against_upb(legacy_pb2.Record, data).startswith("both accept")
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "PROTO_FILES",
     "all_classes",
     "descriptor_pb2",
+    "editions_pb2",
     "everything_pb2",
     "file_descriptor_set",
     "legacy_pb2",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 SCHEMA_DIR = Path(__file__).resolve().parent
-PROTO_FILES = ("everything.proto", "legacy.proto")
+PROTO_FILES = ("everything.proto", "legacy.proto", "editions.proto")
 
 
 def _compile(proto_files: tuple[str, ...]) -> bytes:
@@ -117,6 +118,7 @@ def _module(file_name: str) -> types.ModuleType:
 
 everything_pb2 = _module("everything.proto")
 legacy_pb2 = _module("legacy.proto")
+editions_pb2 = _module("editions.proto")
 
 
 def message_classes(module: types.ModuleType) -> dict[str, Any]:

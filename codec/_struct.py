@@ -554,8 +554,10 @@ def enable_fast_construction(cls: Any) -> None:
 class Struct:
     """Base class of generated message classes: field values live in slots of the object."""
 
-    def __init__(self, **fields: Any) -> None:
+    def __init__(self, *args: Any, **fields: Any) -> None:
         plan = _plan_of_class(type(self))
+        if args:
+            raise TypeError(f"{plan.full_name}() takes keyword arguments only")
         _reset(plan, self)
         for name, value in fields.items():
             _keyword(plan, self, None, name, value)
@@ -644,7 +646,8 @@ class Struct:
 
 def unknown_of(message: Struct) -> bytes:
     """The unknown fields a struct keeps, as wire bytes."""
-    unknown: bytes | None = message._unknown  # type: ignore[attr-defined]
+    # Uncompiled, a struct made by Struct.__new__ has no _unknown yet.
+    unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
     return b"" if unknown is None else unknown
 
 

@@ -151,9 +151,9 @@ def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
     # and a message value inside an entry.
     in_map = field.containing_type is not None and field.containing_type.GetOptions().map_entry
     is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
-    if kind == _MESSAGE and features.message_encoding == features.DELIMITED:
-        if not (is_map or in_map):
-            kind = _GROUP
+    delimited = features.message_encoding == features.DELIMITED
+    if kind == _MESSAGE and delimited and not (is_map or in_map):
+        kind = _GROUP
     closed = None
     enum = field.enum_type
     if kind == _ENUM and enum is not None and enum.is_closed:

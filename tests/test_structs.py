@@ -581,7 +581,7 @@ def test_encode_proto2_matches_upb(fields: dict[str, Any]) -> None:
 
 def _editions_maps() -> Any:
     """An editions.Maps (file-level DELIMITED) with an entry in every map, and its children."""
-    P = editions_pb2  # noqa: N806
+    P = editions_pb2
     point = P.Point(x=-1, y=2**40)
     message = P.Maps(
         i32_i64={99: 87, -1: -(2**63)}, i64_u32={-(2**40): 2**32 - 1}, u32_s32={7: -7},

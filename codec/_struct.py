@@ -1276,17 +1276,31 @@ def _map_order(key_field: FieldPlan) -> Any:
     """Sort key giving upb's deterministic order of map entries.
 
     upb (protobuf 7) orders integer keys by descending unsigned value and
-    string keys bytewise ascending, a key before its own prefixes.
+    string keys bytewise ascending, a key before its own prefixes. A key
+    of the wrong type sorts anywhere: writing it raises the EncodeError
+    (so does a key changed since the size pass checked it).
     """
     kind = key_field.kind
     if kind == STRING:
-        return lambda item: _utf8(item[0]) + b"\xff"  # 0xFF never occurs in UTF-8
+        return lambda item: _text_order(item[0])
     mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
-    return lambda item: -(int(item[0]) & mask)
+    return lambda item: -(_integer_order(item[0]) & mask)
 
 
-def _utf8(key: str | bytes) -> bytes:
-    return key if isinstance(key, bytes) else key.encode()  # proto2 keys may be bytes
+def _text_order(key: Any) -> bytes:
+    if isinstance(key, bytes):  # proto2 keys may be bytes
+        return key + b"\xff"
+    try:
+        return key.encode() + b"\xff"  # type: ignore[no-any-return]  # 0xFF is never in UTF-8
+    except Exception:  # not a str, or a lone surrogate
+        return b""
+
+
+def _integer_order(key: Any) -> int:
+    try:
+        return operator.index(key)
+    except Exception:  # not an integer
+        return 0
 
 
 def write_message_at(

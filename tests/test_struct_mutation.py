@@ -389,6 +389,21 @@ def test_a_value_that_changes_type_between_the_passes_is_an_encode_error() -> No
     message = with_trigger(AllTypes, lambda m: put(m, "f_string", "\ud800"), f_string="a")
     with pytest.raises(EncodeError):
         codec.encode(message)
+    for key in (5, "\ud800"):  # a string map's key replaced: an EncodeError, not what sorting met
+        message = with_trigger(
+            AllTypes,
+            lambda m, key=key: (m.m_string_string.clear(), m.m_string_string.update({key: "a"})),
+            m_string_string={"k": "a", "j": "b"},
+        )
+        with pytest.raises(EncodeError, match="m_string_string"):
+            codec.encode(message)
+    message = with_trigger(
+        AllTypes,
+        lambda m: m.m_int32_int32.update({"x": 1}),
+        m_int32_int32={1: 1, 2: 2},
+    )
+    with pytest.raises(EncodeError, match="m_int32_int32"):
+        codec.encode(message)
 
 
 def test_unchanged_structs_still_encode_after_a_refused_one() -> None:

@@ -1528,6 +1528,87 @@ def test_only_decode_errors_escape(
         codec.encoded_size(decoded)
 
 
+# --- the object model under hostile use (struct-engine review, item 6) ----------------------
+
+
+def test_a_struct_whose_init_never_ran_is_an_empty_message() -> None:
+    cls = S(E.AllTypes)
+    bare = cls.__new__(cls)
+    assert codec.encode(bare) == b"" and codec.encoded_size(bare) == 0
+    assert bare.r_string == [] and not bare.HasField("o_int32")
+    with pytest.raises(AttributeError):
+        bare.f_int32  # noqa: B018  (an empty slot: nothing to read, nothing to crash)
+    bare.f_int32 = 3
+    assert codec.encode(bare) == upb_bytes(E.AllTypes(f_int32=3))
+    merged = codec.decode(cls, upb_bytes(E.AllTypes(f_string="x")))
+    assert merged.f_string == "x"
+
+
+def test_a_slot_emptied_through_its_descriptor_is_unset() -> None:
+    cls = S(E.AllTypes)
+    value = cls(f_int32=5, o_int32=6, r_string=["a"], f_leaf=S(E.Leaf)(id=1))
+    for name in ("f_int32", "o_int32", "f_leaf"):
+        value.__plan__.by_name[name].member.__delete__(value)
+    value.__plan__.by_name["r_string"].member.__delete__(value)
+    assert codec.encode(value) == b""
+    assert value.r_string == []
+
+
+def test_a_plan_that_is_not_the_class_own_is_refused() -> None:
+    cls, other = S(E.AllTypes), S(E.Leaf)
+    value = cls(f_int32=1)
+    own = cls.__plan__
+    try:
+        cls.__plan__ = other.__plan__  # offsets of another layout
+        for attempt in (
+            lambda: codec.encode(value),
+            lambda: cls(f_int32=1),
+            lambda: setattr(value, "f_int32", 2),
+            lambda: codec.decode(cls, b"\x08\x01"),
+        ):
+            with pytest.raises(TypeError, match="not the plan of its class"):
+                attempt()
+    finally:
+        cls.__plan__ = own
+    assert codec.encode(value) == b"\x08\x01"
+
+
+def test_a_container_descriptor_works_only_on_its_own_class() -> None:
+    descriptor = vars(S(E.AllTypes))["r_string"]
+    with pytest.raises(TypeError):
+        descriptor.__get__(S(E.Leaf)(), S(E.Leaf))
+
+
+def test_plans_cannot_be_pointed_elsewhere() -> None:
+    """Compiled, what the encoder and decoder trust in a plan is read-only (uncompiled, a
+    plan holds no pointer: nothing in it reaches memory)."""
+    plan = S(E.AllTypes).__plan__
+    assert isinstance(plan.fields, tuple) and isinstance(plan.fields_by_slot, tuple)
+    if codec.COMPILED:
+        field = plan.fields[0]
+        for name in ("offset", "has_bit", "kind", "message", "member"):
+            with pytest.raises(AttributeError):
+                setattr(field, name, getattr(field, name))
+        with pytest.raises(AttributeError):
+            plan.cls = S(E.Leaf)
+
+
+def test_a_map_entry_too_deep_to_re_encode_stays_unknown_without_encode_error() -> None:
+    """An entry with an unknown field is kept as unknown bytes; one nested deeper than
+    encoding allows (here 120 levels, decoded with max_depth=200) is kept as it came."""
+    cls = S(E.AllTypes)
+    fields = E.AllTypes.DESCRIPTOR.fields_by_name
+    value = b"\x08\x01"  # f_int32 = 1, then 120 levels of `recursive` around it
+    for _ in range(120):
+        value = _VarintBytes(fields["recursive"].number << 3 | 2) + varint(len(value)) + value
+    field = fields["m_string_self"]
+    entry = b"\x0a\x01k" + b"\x12" + varint(len(value)) + value + b"\x18\x07"  # + field 3
+    data = _VarintBytes(field.number << 3 | 2) + varint(len(entry)) + entry
+    decoded = codec.decode(cls, data, max_depth=200)
+    assert decoded.m_string_self == {}
+    assert codec.unknown_fields(decoded) == data
+
+
 # --- framing with structs ---------------------------------------------------------------
 
 

@@ -46,6 +46,52 @@ ctypedef PyMemberDescrObject *member_descr_ptr
 cdef extern from *:
     int __builtin_clzll(unsigned long long value) nogil
 
+cdef extern from *:
+    """
+    /* Bytes of C stack left below this point in the calling thread, from the
+       thread's stack bounds, found once per thread; PY_SSIZE_T_MAX where the
+       platform does not tell them. The stack grows down on every platform
+       CPython supports. */
+    #if defined(__linux__) || defined(__APPLE__)
+    #include <pthread.h>
+    #endif
+    #if defined(_WIN32)
+    #include <windows.h>
+    #endif
+    static CYTHON_INLINE Py_ssize_t codec_stack_left(void) {
+    #if defined(_MSC_VER)
+        static __declspec(thread) char *low = NULL;
+        static __declspec(thread) int known = 0;
+    #else
+        static __thread char *low = NULL;
+        static __thread int known = 0;
+    #endif
+        char here;
+        if (!known) {
+            known = 1;
+    #if defined(__linux__)
+            pthread_attr_t attr;
+            void *addr;
+            size_t size;
+            if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+                if (pthread_attr_getstack(&attr, &addr, &size) == 0) low = (char *)addr;
+                pthread_attr_destroy(&attr);
+            }
+    #elif defined(__APPLE__)
+            low = (char *)pthread_get_stackaddr_np(pthread_self())
+                  - pthread_get_stacksize_np(pthread_self());
+    #elif defined(_WIN32)
+            ULONG_PTR lowest, highest;
+            GetCurrentThreadStackLimits(&lowest, &highest);
+            low = (char *)lowest;
+    #endif
+        }
+        if (low == NULL || &here < low) return PY_SSIZE_T_MAX;
+        return (Py_ssize_t)(&here - low);
+    }
+    """
+    Py_ssize_t codec_stack_left() nogil
+
 cdef int INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM
 cdef int FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE
 cdef int STRING, BYTES, MESSAGE, GROUP
@@ -58,7 +104,10 @@ cdef Py_ssize_t _MAX_SIZE_BYTES
 cdef int _UNTAGGED, _TAGGED, _IMPLICIT
 cdef Py_ssize_t _MAX_SCALAR_BYTES
 cdef str _PLAN_NAME
+cdef Py_ssize_t _STACK_RESERVE
+cdef str _STACK_EXHAUSTED
 
+cdef bint _stack_room() noexcept
 @cython.locals(descriptor=member_descr_ptr)
 cdef Py_ssize_t _member_offset(object member) except? -1
 cdef char *_address(object message, FieldPlan field) noexcept
@@ -83,7 +132,7 @@ cdef object _checked(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 @cython.locals(found=object_ptr, bound=MessagePlan)
 cdef MessagePlan _plan_of_class(object cls)
-@cython.locals(message=Struct, field=FieldPlan)
+@cython.locals(message=Struct, field=FieldPlan, cls=type)
 cpdef Struct new_struct(MessagePlan plan)
 cdef int _reset(MessagePlan plan, Struct message) except -1
 cdef FieldPlan _keyword(MessagePlan plan, Struct message, object field, object name,

@@ -101,6 +101,11 @@ _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 DEFAULT_MAX_ELEMENTS = 1_000_000
 
 _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessagePlan
+# Nesting costs C stack (a few hundred bytes a level, compiled), and a thread's
+# stack can be small (32 KiB is legal): the encoder and the decoder stop, with
+# an error, while this much of it is left, whatever max_depth allows.
+_STACK_RESERVE = 16 * 1024
+_STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -252,6 +257,20 @@ class MessagePlan:
         if number < len(self.numbered):
             return self.numbered[number]
         return self.by_number.get(number)
+
+
+def _stack_room() -> bool:
+    """Whether the C stack of this thread has room for another level of nesting.
+
+    Compiled, the stack left is measured against the thread's stack bounds
+    (``codec_stack_left``, from pthread's attributes, cached per thread);
+    where they are unknown, nothing is checked. Uncompiled, Python's
+    recursion limit guards the stack (RecursionError, turned into a
+    DepthLimitError by the decoder).
+    """
+    if cython.compiled:
+        return codec_stack_left() > _STACK_RESERVE  # type: ignore[name-defined]
+    return True
 
 
 def _member_offset(member: Any) -> int:
@@ -487,11 +506,15 @@ def _plan_of_class(cls: Any) -> MessagePlan:
 
 def new_struct(plan: MessagePlan) -> Struct:
     """A new struct of ``plan``'s class with every field unset."""
-    message: Struct = Struct.__new__(plan.cls)
+    cls = plan.cls
+    if cython.compiled:  # the class's tp_new, without a method call (the base's, inherited)
+        message = cython.cast(type_object_ptr, cls).tp_new(cls, cython.NULL, cython.NULL)
+    else:
+        message = Struct.__new__(cls)
     for field in plan.fields_by_slot:
         if not field.repeated:
             _store(message, field, field.default)
-    return message
+    return message  # type: ignore[no-any-return]
 
 
 def _reset(plan: MessagePlan, message: Struct) -> None:
@@ -1081,6 +1104,8 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
     """
     if depth > _MAX_DEPTH:
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
+    if not _stack_room():
+        raise EncodeError(f"{plan.full_name}: {_STACK_EXHAUSTED}")
     total = 0
     for field in plan.fields:
         total += _field_size(field, plan, _written(message, field), depth)
@@ -1397,7 +1422,10 @@ class Decoding:
         self.rejected_entry = None
         self.stray_values = None
         message = new_struct(plan)
-        decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
+        try:
+            decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
+        except RecursionError:  # uncompiled: Python's own guard of its stack
+            raise DepthLimitError(_STACK_EXHAUSTED, base) from None
         return message
 
     def spend(self, count: int, offset: int) -> None:
@@ -1502,6 +1530,8 @@ def decode_message(
     """
     if depth > state.max_depth:
         raise DepthLimitError(f"messages nested deeper than {state.max_depth}", state.base + pos)
+    if not _stack_room():
+        raise DepthLimitError(_STACK_EXHAUSTED, state.base + pos)
     unknown: bytearray | None = None
     while pos < end:
         start = pos

@@ -1507,6 +1507,73 @@ def test_deep_nesting_is_rejected_near_the_top(cls: Any, make: Any, error: Any) 
     assert info.value.offset < 2_000  # found near the top, not at the bottom (timed: D7)
 
 
+# Run in a child process: a stack overflow would take the test run down with it.
+STACK_PROBE = """
+import sys, threading
+sys.path[:0] = [{tests!r}]
+import codec
+from schemas import everything_pb2 as E
+Chain = codec.struct(E.Chain)
+AllTypes = codec.struct(E.AllTypes)
+
+def chain(depth):
+    data = b""
+    for _ in range(depth):
+        data = b"\\x0a" + codec.varint.encode(len(data)) + data
+    return data
+
+def decode(depth, max_depth):
+    try:
+        codec.decode(Chain, chain(depth), max_depth=max_depth)
+        return "decoded"
+    except codec.DepthLimitError:
+        return "DepthLimitError"
+
+def encode(depth):
+    message = AllTypes()
+    for _ in range(depth):
+        message = AllTypes(recursive=message)
+    try:
+        codec.encode(message)
+        return "encoded"
+    except codec.EncodeError:
+        return "EncodeError"
+
+results = []
+def small_thread():
+    results.append(decode(100, 100))
+    results.append(encode(100))
+threading.stack_size(32768)
+thread = threading.Thread(target=small_thread)
+thread.start()
+thread.join()
+threading.stack_size(0)
+sys.setrecursionlimit(10**6)
+results.append(decode(100_000, 100_000))
+print(" ".join(results))
+"""
+
+
+def test_nesting_beyond_the_thread_stack_is_an_error_not_a_crash() -> None:
+    """Review 6a: a chain 100,000 deep with max_depth=100,000, and the default depth on a
+    thread with a 32 KiB stack, decode or encode, or end in DepthLimitError/EncodeError."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = STACK_PROBE.format(tests=str(Path(__file__).parent))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    decoded, encoded, deep = done.stdout.split()
+    assert decoded in ("decoded", "DepthLimitError")
+    assert encoded in ("encoded", "EncodeError")
+    # Compiled, 100,000 levels need more C stack than the main thread has; uncompiled,
+    # Python calls do not nest on the C stack, and the recursion limit was raised.
+    assert deep == "DepthLimitError" if codec.COMPILED else deep in ("decoded", "DepthLimitError")
+
+
 # --- nothing but DecodeError escapes -------------------------------------------------------------
 
 

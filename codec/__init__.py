@@ -27,6 +27,7 @@ from codec.framing import (  # noqa: E402
     encode_frame_into,
 )
 from codec.schema import (  # noqa: E402
+    Decoder,
     Struct,
     decode,
     encode,
@@ -69,6 +70,7 @@ __all__ = [
     "VARINT",
     "CodecError",
     "DecodeError",
+    "Decoder",
     "DepthLimitError",
     "EncodeError",
     "FrameDecoder",

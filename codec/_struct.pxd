@@ -10,7 +10,7 @@ from libc.string cimport memcpy
 
 from codec._buffer cimport copy_bytes
 from codec._varint cimport (
-    acquire, read_le, varint_error, varint_scan, varint_size, varint_value, varint_write, write_le,
+    acquire, position, read_le, varint_error, varint_scan, varint_size, varint_value, varint_write, write_le,
 )
 
 ctypedef unsigned char uchar
@@ -187,17 +187,29 @@ cdef class Container:
     cdef readonly FieldPlan field
 
 cdef class Decoding:
-    cdef public object source
+    cdef object source  # a memoryview while a decode runs
     cdef Py_ssize_t base
-    cdef bint zero_copy, numpy
+    cdef bint zero_copy, numpy, busy
     cdef Py_ssize_t max_depth, max_elements, elements
-    @cython.locals(message=Struct)
-    cpdef Struct run(self, MessagePlan plan, object source, Py_ssize_t base)
+    @cython.locals(message=Struct, fresh=Decoding)
+    cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
     cdef bytes rejected_entry
     cdef bytearray stray_values
     cdef uint64_t tag
     cdef Py_ssize_t body, after
     cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
+
+cdef class Decoder:
+    cdef readonly object type
+    cdef readonly bint zero_copy, numpy
+    cdef readonly Py_ssize_t max_depth, max_elements
+    cdef MessagePlan plan
+    cdef Decoding state
+
+cdef bint _option_flag(str name, object value) except -1
+cdef Py_ssize_t _option_count(str name, object value) except -1
+cdef object _NO_INPUT
+cdef Py_ssize_t _MAX_COUNT
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
 cdef object _wrong_type(FieldPlan field, MessagePlan plan, str expected, object value,
@@ -279,7 +291,7 @@ cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, P
 cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                               Py_ssize_t end, int depth) except -1
 @cython.locals(view=Py_buffer, out=cython.p_uchar)
-cpdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
+cdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
                               Py_ssize_t size) except -1
 
 @cython.locals(n=Py_ssize_t, tag=uint64_t)

@@ -64,6 +64,7 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions
     from codec._buffer import copy_bytes
     from codec._varint import (
         acquire,
+        position,
         read_le,
         varint_error,
         varint_scan,
@@ -99,6 +100,7 @@ _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 # a few wire bytes can stand for a large object (an empty sub-message is two
 # bytes), so a budget bounds what a hostile frame can make us allocate.
 DEFAULT_MAX_ELEMENTS = 1_000_000
+_MAX_COUNT = 2**62  # the largest max_depth or max_elements (a C Py_ssize_t holds it)
 
 _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessagePlan
 # Nesting costs C stack (a few hundred bytes a level, compiled), and a thread's
@@ -678,7 +680,8 @@ def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
     for field in plan.fields_by_slot:
         a, b = _slot(left, field), _slot(right, field)
         if field.repeated:
-            if not _items_equal(a if a is not None else (), b if b is not None else ()):
+            empty: Any = {} if field.map_key is not None else ()  # for a slot never used
+            if not _items_equal(empty if a is None else a, empty if b is None else b):
                 return False
             continue
         if field.has_bit >= 0 and _has(left, field.has_bit) != _has(right, field.has_bit):
@@ -1396,6 +1399,9 @@ def encode(message: Struct) -> bytes:
 # --- decoding --------------------------------------------------------------
 
 
+_NO_INPUT = memoryview(b"")
+
+
 class Decoding:
     """Options of a decode, and the state of the one under way (reusable, one at a time)."""
 
@@ -1404,7 +1410,8 @@ class Decoding:
         self.numpy = numpy
         self.max_depth = max_depth
         self.max_elements = max_elements
-        self.source = memoryview(b"")  # the input, a flat byte view
+        self.source = _NO_INPUT  # the input, a flat byte view, while a decode runs
+        self.busy = False
         self.base = 0  # stream offset of the input's first byte, for error offsets
         self.elements = 0  # budget left
         self.rejected_entry: bytes | None = None
@@ -1415,7 +1422,15 @@ class Decoding:
         self.after = 0  # set by _read_value: where the value ends
 
     def run(self, plan: MessagePlan, source: memoryview, base: int) -> Struct:
-        """Decode all of ``source`` (a flat byte view) as a message of ``plan``."""
+        """Decode all of ``source`` (a flat byte view) as a message of ``plan``.
+
+        One decode at a time: one re-entered (by a finaliser the decode's
+        allocations ran, or another thread) runs on a fresh state.
+        """
+        if self.busy:
+            fresh = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
+            return fresh.run(plan, source, base)
+        self.busy = True
         self.source = source
         self.base = base
         self.elements = self.max_elements
@@ -1426,6 +1441,9 @@ class Decoding:
             decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
         except RecursionError:  # uncompiled: Python's own guard of its stack
             raise DepthLimitError(_STACK_EXHAUSTED, base) from None
+        finally:
+            self.source = _NO_INPUT  # the caller may release the input now
+            self.busy = False
         return message
 
     def spend(self, count: int, offset: int) -> None:
@@ -1788,7 +1806,8 @@ def _numpy_column(
     if width:
         count = (end - pos) // width
         state.spend(count, state.base + pos)
-        column = numpy.frombuffer(state.source, field.numpy_type, count, pos)
+        # From a slice: the column's export is the slice's, so the input view stays releasable.
+        column = numpy.frombuffer(state.source[pos:end], field.numpy_type, count)
     else:
         items: list[Any] = []
         while pos < end:
@@ -1852,8 +1871,65 @@ def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
     return new_struct(plan)
 
 
+class Decoder:
+    """A reusable decoder of one struct class, with its options checked once.
+
+    ``zero_copy`` gives ``bytes`` fields as memoryviews into the input,
+    ``numpy`` packed numeric fields as numpy arrays (fixed-width ones
+    without copying); ``max_depth`` limits nesting (100: protobuf C++, Java
+    and upb), ``max_elements`` the elements (repeated values, messages,
+    unknown fields) one decode may create, so a few wire bytes cannot make
+    unbounded objects. A Decoder is also a ``message_type`` for
+    :class:`codec.FrameDecoder` and :mod:`codec.aio`, which is how these
+    options reach framed decoding.
+    """
+
+    def __init__(
+        self,
+        type: Any,  # the struct class, as msgspec names it
+        *,
+        zero_copy: bool = False,
+        numpy: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+    ) -> None:
+        self.plan = _plan_of_class(type)
+        self.type = type
+        self.zero_copy = _option_flag("zero_copy", zero_copy)
+        self.numpy = _option_flag("numpy", numpy)
+        self.max_depth = _option_count("max_depth", max_depth)
+        self.max_elements = _option_count("max_elements", max_elements)
+        self.state = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
+
+    def decode(self, buffer: Any, *, base: int = 0) -> Any:
+        """Decode a struct from any contiguous buffer; error offsets count from ``base``.
+
+        Errors are :class:`DecodeError` subclasses. The input is not
+        released: zero-copy fields and numpy columns keep views of it.
+        """
+        return self.state.run(self.plan, byte_view(buffer, False), position(base))
+
+    def __repr__(self) -> str:
+        options = f"zero_copy={self.zero_copy}, numpy={self.numpy}, max_depth={self.max_depth}"
+        return f"Decoder({self.type.__name__}, {options}, max_elements={self.max_elements})"
+
+
+def _option_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def _option_count(name: str, value: Any) -> int:
+    if type(value) is not int:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not 0 <= value <= _MAX_COUNT:
+        raise ValueError(f"{name} must be between 0 and {_MAX_COUNT}, not {value}")
+    return value
+
+
 def decode(
-    cls: type[Struct],
+    cls: Any,
     buffer: Any,
     *,
     zero_copy: bool = False,
@@ -1864,15 +1940,14 @@ def decode(
 ) -> Any:
     """Decode a message of struct class ``cls`` from any contiguous buffer.
 
-    ``zero_copy`` returns ``bytes`` fields as memoryviews into ``buffer`` and
-    ``numpy`` returns packed numeric fields as numpy arrays (fixed-width ones
-    without copying). Errors are :class:`DecodeError` subclasses whose offset
-    counts from ``base``.
+    The options are :class:`Decoder`'s; make one Decoder to decode many
+    buffers. Errors are :class:`DecodeError` subclasses whose offset counts
+    from ``base``.
     """
-    plan = _plan_of_class(cls)
-    state = Decoding(zero_copy, numpy, max_depth, max_elements)
-    # Not released here: zero-copy fields and numpy columns keep views of it.
-    return state.run(plan, byte_view(buffer, False), base)
+    decoder = Decoder(
+        cls, zero_copy=zero_copy, numpy=numpy, max_depth=max_depth, max_elements=max_elements
+    )
+    return decoder.decode(buffer, base=base)
 
 
 def _bytes_of(source: memoryview) -> Any:

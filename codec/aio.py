@@ -59,6 +59,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
+from codec._struct import Decoder
 from codec.errors import CodecError, DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
 
@@ -158,8 +159,8 @@ class _Flow(Protocol):
 class FramedReader(Generic[M]):
     """Messages from a framed byte stream, one per :meth:`recv`, or by ``async for``.
 
-    With ``message_type`` (a google.protobuf message class or a struct class)
-    each frame comes out parsed; without it, as ``bytes`` (or as a zero-copy
+    With ``message_type`` (a google.protobuf message class, a struct class,
+    or a :class:`codec.Decoder`) each frame comes out parsed; without it, as ``bytes`` (or as a zero-copy
     ``memoryview`` into the receive window with ``zero_copy=True``: it stays
     valid, but holding it past the next read makes the window move to fresh
     memory, a copy of the unread bytes).
@@ -201,7 +202,7 @@ class FramedReader(Generic[M]):
         cls,
         stream: asyncio.StreamReader,
         *,
-        message_type: None = None,
+        message_type: Decoder | None = None,
         max_frame_size: int = ...,
         strict: bool = ...,
         zero_copy: bool = ...,
@@ -628,7 +629,8 @@ class FramedProtocol(asyncio.BufferedProtocol):
 
     Options (also accepted by :func:`open_connection` and friends):
 
-    * ``message_type``: google.protobuf message class or struct class, or
+    * ``message_type``: google.protobuf message class, struct class, or a
+      :class:`codec.Decoder` (a struct class with its decode options), or
       ``None`` for raw frames (``bytes``; ``memoryview`` with ``zero_copy``);
     * ``max_frame_size`` (4 MiB) and ``strict`` (varint profile), as for
       :class:`~codec.framing.FrameDecoder`; also the encoder's limit;
@@ -932,7 +934,7 @@ async def open_connection(
     host: str | None = None,
     port: int | str | None = None,
     *,
-    message_type: None = None,
+    message_type: Decoder | None = None,
     **kwds: Any,
 ) -> tuple[FramedReader[Any], FramedWriter]: ...
 async def open_connection(
@@ -965,7 +967,7 @@ async def open_unix_connection(
 ) -> tuple[FramedReader[M], FramedWriter]: ...
 @overload
 async def open_unix_connection(
-    path: str | None = None, *, message_type: None = None, **kwds: Any
+    path: str | None = None, *, message_type: Decoder | None = None, **kwds: Any
 ) -> tuple[FramedReader[Any], FramedWriter]: ...
 async def open_unix_connection(
     path: str | None = None, *, message_type: Any = None, **kwds: Any
@@ -997,7 +999,7 @@ async def start_server(
     host: str | None = None,
     port: int | str | None = None,
     *,
-    message_type: None = None,
+    message_type: Decoder | None = None,
     **kwds: Any,
 ) -> asyncio.Server: ...
 async def start_server(
@@ -1029,7 +1031,11 @@ async def start_unix_server(
 ) -> asyncio.Server: ...
 @overload
 async def start_unix_server(
-    handler: Handler[Any], path: str | None = None, *, message_type: None = None, **kwds: Any
+    handler: Handler[Any],
+    path: str | None = None,
+    *,
+    message_type: Decoder | None = None,
+    **kwds: Any,
 ) -> asyncio.Server: ...
 async def start_unix_server(
     handler: Handler[Any], path: str | None = None, *, message_type: Any = None, **kwds: Any

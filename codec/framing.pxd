@@ -7,7 +7,7 @@ from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, is_exported, resize,
 )
 from codec._struct cimport (
-    Decoding, MessagePlan, Struct, message_size_at, plan_of, write_struct,
+    Decoder, MessagePlan, Struct, message_size_at, plan_of, write_struct,
 )
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
@@ -43,7 +43,7 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _max_frame_size
     cdef bint _strict
     cdef object _message_type
-    cdef Decoding _decoding
+    cdef Decoder _decoder
     cdef Py_ssize_t _prefix_size, _payload_size, _checked
     cdef object _error
     cdef Py_ssize_t _error_offset

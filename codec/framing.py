@@ -42,12 +42,12 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
-from codec._struct import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ELEMENTS
+from codec._struct import Decoder
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, grown, is_exported, resize
-    from codec._struct import Decoding, Struct, message_size_at, plan_of, write_struct
+    from codec._struct import Struct, message_size_at, plan_of, write_struct
     from codec._varint import (
         acquire,
         varint_error,
@@ -250,7 +250,9 @@ class FrameDecoder(ReceiveWindow):
     slices of the window that stay valid at least until the next
     ``get_buffer``/``feed``; they are never overwritten afterwards either
     (the window moves to fresh memory while they are alive). With
-    ``message_type`` (a google.protobuf message class) they come out parsed.
+    ``message_type`` (a google.protobuf message class, a struct class, or a
+    :class:`codec.Decoder` of a struct class with its decode options) they
+    come out parsed.
 
     Errors: :class:`FrameTooLargeError` and :class:`~codec.errors.VarintError`
     for a bad prefix, :class:`TruncatedError` from :meth:`feed_eof` when the
@@ -274,9 +276,11 @@ class FrameDecoder(ReceiveWindow):
         self._max_frame_size = _checked_limit(max_frame_size)
         self._strict = strict
         self._message_type = message_type
-        self._decoding = None  # for struct message types: a reusable struct decoder
-        if isinstance(message_type, type) and issubclass(message_type, Struct):
-            self._decoding = Decoding(False, False, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ELEMENTS)
+        self._decoder = None  # for structs: a codec.Decoder (a struct class gets the defaults)
+        if isinstance(message_type, Decoder):
+            self._decoder = message_type
+        elif isinstance(message_type, type) and issubclass(message_type, Struct):
+            self._decoder = Decoder(message_type)
         self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
         self._payload_size = 0
         self._checked = 0  # stream offset of the first frame received but not yet complete
@@ -480,9 +484,10 @@ class FrameDecoder(ReceiveWindow):
     def _parse(self, frame: memoryview, start: int) -> Any:
         offset = self._base + start
         try:
-            if self._decoding is not None:
-                plan = self._message_type.__plan__
-                return self._decoding.run(plan, frame, offset + self._prefix_of(start))
+            if self._decoder is not None:
+                return self._decoder.state.run(
+                    self._decoder.plan, frame, offset + self._prefix_of(start)
+                )
             return self._message_type.FromString(frame)
         except DecodeError as exc:
             self._fail(exc, start)

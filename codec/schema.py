@@ -33,6 +33,7 @@ from codec._struct import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ELEMENTS,
     Container,
+    Decoder,
     FieldPlan,
     MessagePlan,
     Struct,
@@ -44,6 +45,7 @@ from codec._struct import message_size as encoded_size
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_ELEMENTS",
+    "Decoder",
     "Struct",
     "decode",
     "encode",

@@ -48,7 +48,7 @@ def undeclared_closed_enum(message: Any) -> bool:
         current = pending.pop()
         plan = type(current).__plan__
         for field in plan.fields_by_slot:
-            value = current._values[field.slot]
+            value = getattr(current, field.name)
             if value is None:
                 continue
             closed = field.closed_enum
@@ -67,7 +67,7 @@ def map_none_entries(message: Any) -> bool:
         current = pending.pop()
         plan = type(current).__plan__
         for field in plan.fields_by_slot:
-            value = current._values[field.slot]
+            value = getattr(current, field.name)
             if field.map_key is not None and isinstance(value, dict):
                 if None in value:
                     return True
@@ -96,7 +96,7 @@ def closed_enum_in_unknown(message: Any) -> bool:
             except codec.DecodeError:
                 pass
         for field in plan.fields_by_slot:
-            value = current._values[field.slot]
+            value = getattr(current, field.name)
             if value is not None and field.message is not None:
                 pending.extend(_structs(value))
     return False

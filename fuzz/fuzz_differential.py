@@ -54,6 +54,7 @@ from schemas.divergences import (
     deterministic,
     has_nan,
     has_proto2_invalid_utf8,
+    has_unknown_map_entry,
     is_field_zero,
     is_varint_overflow,
     quiet_floats,
@@ -120,6 +121,8 @@ def verdict(data: bytes) -> str:
         quiet_floats(quieted)
         if codec_bytes == deterministic(quieted):
             return "divergence 3: float32 signalling NaN"
+    if has_unknown_map_entry(decoded):
+        return "divergence 5: a map entry kept as unknown, with a map inside"
     k1 = _known.undeclared_closed_enum(decoded) or _known.closed_enum_in_unknown(decoded)
     if k1 and _known.tolerated("K1"):
         return "known finding K1"

@@ -222,10 +222,12 @@ def plant_bad_value(message: Any, source: Source) -> str:
         bad = _bad_scalar(field, kinds, choice)
     if bad is None:
         bad = object()
-    message._values[field.slot] = bad
-    for other in field.oneof_slots:  # keep the oneof valid: the bad member alone
-        if other != field.slot:
-            message._values[other] = None
+    # Assignment would refuse it (TypeError, ValueError): store it through the slot's
+    # descriptor, as Python code can, after making the field present (which also
+    # clears the other members of its oneof).
+    if field.has_bit >= 0:
+        setattr(message, field.name, getattr(message, field.name))
+    field.member.__set__(message, bad)
     return f"{plan.full_name}.{field.name} ({kind}) = {bad!r}"
 
 

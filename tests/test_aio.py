@@ -267,6 +267,31 @@ def struct_messages() -> list[Any]:
     return [codec.from_pb2(m) for m in PB2_MESSAGES]
 
 
+def test_a_decoder_brings_its_options_to_a_connection(run: Run, net: Net) -> None:
+    """codec.Decoder as message_type: zero-copy bytes fields, numpy columns, limits."""
+    BlobStruct = codec.struct(Blob)
+    decoder = codec.Decoder(BlobStruct, zero_copy=True)
+    payloads = [bytes([i]) * (1000 + i) for i in range(20)]
+
+    async def body() -> list[Any]:
+        async def send(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            async with writer:
+                for payload in payloads:
+                    writer.send(Blob(data=payload))
+
+        server = await net.serve(send)
+        async with server:
+            reader, writer = await net.connect(message_type=decoder)
+            received = [message async for message in reader]
+            writer.close()
+            await writer.wait_closed()
+        return received
+
+    received = run(body)
+    assert all(isinstance(message.data, memoryview) for message in received)
+    assert [bytes(message.data) for message in received] == payloads
+
+
 @pytest.mark.parametrize("kind", ["pb2", "struct"])
 def test_echo_100k(run: Run, net: Net, kind: str, struct_messages: list[Any]) -> None:
     count = ECHO_COUNT if net.kind == "tcp" else ECHO_COUNT // 5

@@ -1753,6 +1753,69 @@ def test_frame_decoder_from_a_pb2_stream() -> None:
     assert [codec.to_pb2(v) for v in decoder] == messages
 
 
+def test_decoder_carries_its_options() -> None:
+    cls = S(E.AllTypes)
+    data = upb_bytes(E.AllTypes(f_bytes=b"abc", p_double=[1.5, 2.5], recursive=E.AllTypes()))
+    decoder = codec.Decoder(cls, zero_copy=True, numpy=True)
+    value = decoder.decode(data)
+    assert isinstance(value.f_bytes, memoryview) and bytes(value.f_bytes) == b"abc"
+    assert isinstance(value.p_double, np.ndarray) and value.p_double.tolist() == [1.5, 2.5]
+    assert decoder.decode(data) == value  # reusable
+    with pytest.raises(DepthLimitError):
+        codec.Decoder(cls, max_depth=0).decode(data)
+    with pytest.raises(DecodeError, match="max_elements"):
+        codec.Decoder(cls, max_elements=1).decode(data)
+    with pytest.raises(DecodeError) as info:
+        decoder.decode(b"\x08", base=1000)  # the value of field 1 is missing
+    assert info.value.offset == 1001
+    assert "zero_copy=True" in repr(decoder) and decoder.type is cls
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "words"),
+    [
+        ((int,), TypeError, "not a struct class"),
+        ((E.AllTypes,), TypeError, "not a struct class"),  # the pb2 class itself
+        ((S(E.AllTypes),), None, ""),
+        ((S(E.AllTypes), {"max_depth": -1}), ValueError, "max_depth"),
+        ((S(E.AllTypes), {"max_depth": "100"}), TypeError, "max_depth"),
+        ((S(E.AllTypes), {"max_elements": 2**63}), ValueError, "max_elements"),
+        ((S(E.AllTypes), {"max_elements": True}), TypeError, "max_elements"),
+        ((S(E.AllTypes), {"zero_copy": 1}), TypeError, "zero_copy"),
+        ((S(E.AllTypes), {"numpy": None}), TypeError, "numpy"),
+    ],
+)
+def test_decoder_arguments_are_checked(arguments: Any, error: Any, words: str) -> None:
+    cls, *options = arguments
+    if error is None:
+        codec.Decoder(cls, **(options[0] if options else {}))
+        return
+    with pytest.raises(error, match=words):
+        codec.Decoder(cls, **(options[0] if options else {}))
+
+
+def test_frame_decoder_takes_a_decoder_with_its_options() -> None:
+    cls = S(E.AllTypes)
+    messages = [cls(f_bytes=bytes([i]) * 50, p_double=[float(i)]) for i in range(3)]
+    stream = b"".join(_frame(codec.encode(m)) for m in messages)
+    decoder = codec.FrameDecoder(message_type=codec.Decoder(cls, zero_copy=True, numpy=True))
+    held = []
+    for byte in range(len(stream)):  # one byte at a time: the window moves and compacts
+        decoder.feed(stream[byte : byte + 1])
+        held.extend(decoder)
+    assert [bytes(m.f_bytes) for m in held] == [bytes([i]) * 50 for i in range(3)]
+    assert [m.p_double.tolist() for m in held] == [[0.0], [1.0], [2.0]]
+    assert all(isinstance(m.f_bytes, memoryview) for m in held)
+    limited = codec.FrameDecoder(message_type=codec.Decoder(cls, max_depth=0))
+    limited.feed(_frame(b"\x08\x01") + _frame(upb_bytes(E.AllTypes(recursive=E.AllTypes()))))
+    assert next(limited) == cls(f_int32=1)
+    with pytest.raises(DepthLimitError) as info:
+        next(limited)
+    # In stream offsets: frame 2's payload at 4, its sub-message (after a 2-byte tag
+    # and a 1-byte size) at 7.
+    assert info.value.offset == 7
+
+
 def test_frame_decoder_bad_struct_payload() -> None:
     good = _frame(codec.encode(_structs()[1]))
     decoder = codec.FrameDecoder(message_type=S(E.CatString))

@@ -4,8 +4,11 @@ Shared by the differential tests (``tests/test_structs_differential.py``) and
 the differential fuzz target (``fuzz/fuzz_differential.py``), so that both
 excuse exactly the same cases: (1) a 10th varint byte above 1 (codec refuses,
 upb masks), (2) invalid UTF-8 in a proto2 string (upb returns ``bytes``),
-(3) float32 signalling NaNs, which come back quieted, and (4) field number 0
-in a message type without fields. A proto2 map key that is not UTF-8 cannot
+(3) float32 signalling NaNs, which come back quieted, (4) field number 0
+in a message type without fields, and (5) a map entry kept among the unknown
+fields (it held an unknown field of its own) whose value holds a map: both
+re-encode the entry, upb with that inner map in its hash table's order, codec
+in the deterministic order. A proto2 map key that is not UTF-8 cannot
 even be iterated by upb (its map raises ``UnicodeDecodeError``); the walks
 below treat that as divergence 2.
 """
@@ -117,3 +120,27 @@ def has_nan(message: Any) -> bool:
 
 def deterministic(message: Any) -> bytes:
     return message.SerializePartialToString(deterministic=True)  # type: ignore[no-any-return]
+
+
+def has_unknown_map_entry(message: Any) -> bool:
+    """Divergence 5: a struct (or a sub-message) keeps a map entry among its unknown fields."""
+    pending = [message]
+    while pending:
+        current = pending.pop()
+        plan = type(current).__plan__
+        maps = {field.number for field in plan.fields if field.map_key is not None}
+        try:
+            numbers = {number for number, _, _ in codec.WireReader(codec.unknown_fields(current))}
+        except codec.DecodeError:
+            numbers = set()
+        if maps & numbers:
+            return True
+        for field in plan.fields:
+            if field.message is None:
+                continue
+            value = getattr(current, field.name)
+            items = value.values() if isinstance(value, dict) else value
+            for item in items if field.repeated else [value]:
+                if hasattr(type(item), "__plan__"):
+                    pending.append(item)
+    return False

@@ -160,8 +160,9 @@ class FramedReader(Generic[M]):
     """Messages from a framed byte stream, one per :meth:`recv`, or by ``async for``.
 
     With ``message_type`` (a google.protobuf message class, a struct class,
-    or a :class:`codec.Decoder`) each frame comes out parsed; without it, as ``bytes`` (or as a zero-copy
-    ``memoryview`` into the receive window with ``zero_copy=True``: it stays
+    or a :class:`codec.Decoder`) each frame comes out parsed; without it, as
+    ``bytes`` (or as a zero-copy ``memoryview`` into the receive window with
+    ``zero_copy=True``: it stays
     valid, but holding it past the next read makes the window move to fresh
     memory, a copy of the unread bytes).
 

@@ -4,9 +4,9 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 from codec._buffer cimport copy_bytes
 from codec._varint cimport (
@@ -14,6 +14,14 @@ from codec._varint cimport (
 )
 
 ctypedef unsigned char uchar
+
+ctypedef struct MapItem:  # a map entry being sorted (see _write_sorted_map)
+    PyObject *key
+    PyObject *value
+    uint64_t number  # integer keys: the masked 64-bit pattern
+    const char *text  # string keys: UTF-8 and its length
+    Py_ssize_t size
+ctypedef MapItem *item_ptr
 ctypedef PyObject *object_ptr
 ctypedef PyObject **slot_ptr
 ctypedef uint64_t *word_ptr
@@ -35,10 +43,12 @@ cdef extern from "Python.h":
     const char *_utf8_or_null "PyUnicode_AsUTF8AndSize"(object text, Py_ssize_t *size) noexcept
     char *PyBytes_AS_STRING(object data)
     bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
+    bint PyDict_Next(object mapping, Py_ssize_t *pos, PyObject **key, PyObject **value)
     str PyUnicode_DecodeUTF8(const char *data, Py_ssize_t size, const char *errors)
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
-    unsigned long long PyLong_AsUnsignedLongLong(object number) except? <unsigned long long>-1
+    unsigned long long PyLong_AsUnsignedLongLong(object number) noexcept
+    PyObject *PyErr_Occurred() noexcept
 
 ctypedef TypeWithVectorcall *type_ptr
 ctypedef PyMemberDescrObject *member_descr_ptr
@@ -126,6 +136,7 @@ cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
 cdef object _container(object message, FieldPlan field)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
+@cython.locals(other=Py_ssize_t)
 cdef int _set_field(MessagePlan plan, Struct message, FieldPlan field, object value) except -1
 @cython.locals(kind=int, sub=MessagePlan)
 cdef object _checked(MessagePlan plan, FieldPlan field, object value)
@@ -151,7 +162,7 @@ cdef class FieldPlan:
     cdef readonly str name
     cdef readonly int number, kind, wire_type
     cdef readonly Py_ssize_t slot
-    cdef readonly bint repeated, packed, presence
+    cdef readonly bint repeated, packed, presence, implicit, plain
     cdef readonly str utf8
     cdef readonly object closed_enum, default
     cdef readonly uint64_t tag, end_tag
@@ -217,11 +228,8 @@ cdef object _wrong_type(FieldPlan field, MessagePlan plan, str expected, object 
 cdef object _integer_of(FieldPlan field, MessagePlan plan, object value, bint assigning)
 cdef bint _is_numpy_bool(object value) except -1
 @cython.locals(signed=int64_t, overflow=int)
-cdef int64_t _signed_of(FieldPlan field, MessagePlan plan, object number,
-                        int bits) except? -0x7fffffffffffffff
-@cython.locals(signed=int64_t, overflow=int)
-cdef uint64_t _unsigned_of(FieldPlan field, MessagePlan plan, object number,
-                           int bits) except? 0xfffffffffffffffe
+cdef int64_t _int64_of(FieldPlan field, MessagePlan plan,
+                       object number) except? -0x7fffffffffffffff
 cdef bint _truth(FieldPlan field, MessagePlan plan, object value, bint assigning) except -1
 cdef uint64_t _twos(int64_t number) noexcept
 cdef double _real(FieldPlan field, MessagePlan plan, object value, bint assigning) except? -1.0
@@ -231,7 +239,7 @@ cdef uint64_t _double_bits(double number) noexcept
 cdef uint64_t _float_bits(double number) noexcept
 @cython.locals(kind=int)
 cdef uint64_t _scalar_bits(FieldPlan field, MessagePlan plan, object value) except? 0xfffffffffffffffe
-@cython.locals(kind=int, signed=int64_t)
+@cython.locals(kind=int, signed=int64_t, overflow=int, unsigned=uint64_t)
 cdef uint64_t _integer_bits(FieldPlan field, MessagePlan plan,
                             object number) except? 0xfffffffffffffffe
 @cython.locals(size=Py_ssize_t)
@@ -249,6 +257,22 @@ cdef Py_ssize_t _implicit_size(FieldPlan field, MessagePlan plan, object value) 
 cdef Py_ssize_t _bits_size(FieldPlan field, uint64_t bits) noexcept
 cdef Py_ssize_t _varint_bytes(uint64_t value) noexcept
 cdef Py_ssize_t _write_bits(FieldPlan field, uint64_t bits, uchar *out, Py_ssize_t pos) noexcept
+cdef Py_ssize_t _STACK_ITEMS
+@cython.locals(entry=MessagePlan, size=Py_ssize_t, entry_end=Py_ssize_t)
+cdef Py_ssize_t _write_entry(FieldPlan field, MessagePlan plan, object key, object item,
+                             uchar *out, Py_ssize_t pos, Py_ssize_t end, int depth) except -1
+@cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
+               scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
+               item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
+cdef Py_ssize_t _write_sorted_map(FieldPlan field, MessagePlan plan, dict mapping, uchar *out,
+                                  Py_ssize_t pos, Py_ssize_t end, int depth) except -1
+cdef int _sort_value(MapItem *item, bint text, uint64_t mask) except -1
+@cython.locals(signed=int64_t, overflow=int, unsigned=uint64_t)
+cdef uint64_t _key_number(object key) except? 0xfffffffffffffffe
+@cython.locals(x=item_ptr, y=item_ptr, common=Py_ssize_t, order=int)
+cdef int _text_before(const void *a, const void *b) noexcept nogil
+@cython.locals(x=item_ptr, y=item_ptr)
+cdef int _number_before(const void *a, const void *b) noexcept nogil
 @cython.locals(kind=int, size=Py_ssize_t)
 cdef Py_ssize_t _value_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value,
@@ -261,13 +285,13 @@ cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth
                             bint measured) except -1
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
 cdef bint _sized(object value) except -1
-@cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
+@cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 cdef object _written(Struct message, FieldPlan field)
 @cython.locals(total=Py_ssize_t, field=FieldPlan)
 cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept
-@cython.locals(chosen=list, slot=Py_ssize_t, field=FieldPlan)
+@cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t, field=FieldPlan)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 cpdef Py_ssize_t message_size(object message) except -1
 cdef MessagePlan plan_of(object message)
@@ -281,8 +305,7 @@ cdef Py_ssize_t _write_value(FieldPlan field, MessagePlan plan, object value, uc
                              Py_ssize_t pos, Py_ssize_t end, int depth, int tagged) except -1
 cdef Py_ssize_t _write_scalar(FieldPlan field, MessagePlan plan, uint64_t bits, uchar *out,
                               Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
-@cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, payload=Py_ssize_t,
-               size=Py_ssize_t, entry_end=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
+@cython.locals(payload=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,

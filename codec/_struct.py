@@ -167,7 +167,11 @@ class FieldPlan:
         self.utf8 = utf8
         self.closed_enum = closed_enum
         self.default = default  # what an unset field reads as (None: a message, or a container)
+        # Implicit presence (a proto3 singular scalar): written unless zero, and a slot
+        # holding the default object itself is known to be zero without a look.
+        self.implicit = not presence and not repeated
         self.wire_type = natural_wire_type(kind)
+        self.plain = not repeated and self.wire_type in (VARINT, I32, I64)  # a singular number
         self.tag = (number << 3) | (LEN if packed else self.wire_type)
         self.tag_size = varint_size(self.tag)
         self.end_tag = (number << 3) | EGROUP
@@ -765,26 +769,13 @@ def _is_numpy_bool(value: Any) -> bool:
     return type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy"
 
 
-def _signed_of(field: FieldPlan, plan: MessagePlan, number: Any, bits: int) -> int:
-    """An exact int as a signed ``bits``-bit integer (EncodeError out of range)."""
+def _int64_of(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
+    """An exact int as a signed 64-bit integer (EncodeError out of range)."""
     if cython.compiled:
         signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
-        if overflow == 0 and (bits == 64 or _INT32_MIN <= signed <= _INT32_MAX):
+        if overflow == 0:
             return signed  # type: ignore[has-type, no-any-return]
-    elif -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
-        return number  # type: ignore[no-any-return]
-    raise _encode_error(field, plan, f"{number!r} is out of range")
-
-
-def _unsigned_of(field: FieldPlan, plan: MessagePlan, number: Any, bits: int) -> int:
-    """An exact int as an unsigned ``bits``-bit integer (EncodeError out of range)."""
-    if cython.compiled:
-        signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
-        if overflow == 0 and signed >= 0 and (bits == 64 or signed <= _MASK32):
-            return signed  # type: ignore[has-type, no-any-return]
-        if overflow == 1 and bits == 64 and number <= _MASK64:  # in [2**63, 2**64)
-            return PyLong_AsUnsignedLongLong(number)  # type: ignore[no-any-return]
-    elif 0 <= number < 2**bits:
+    elif -(2**63) <= number < 2**63:
         return number  # type: ignore[no-any-return]
     raise _encode_error(field, plan, f"{number!r} is out of range")
 
@@ -795,7 +786,7 @@ def _truth(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> 
         return value
     if _is_numpy_bool(value):
         return bool(value)  # numpy.bool, which has no __index__
-    return _signed_of(field, plan, _integer_of(field, plan, value, assigning), 64) != 0
+    return _int64_of(field, plan, _integer_of(field, plan, value, assigning)) != 0
 
 
 def _twos(number: int) -> int:
@@ -852,25 +843,44 @@ def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
 
 
 def _integer_bits(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
-    """The 64-bit pattern of an exact int in an integer field (EncodeError out of range)."""
+    """The 64-bit pattern of an exact int in an integer field (EncodeError out of range).
+
+    One conversion to a C integer (compiled), then one range check and one
+    pattern per kind; only an unsigned 64-bit value of 2**63 or more takes
+    a second conversion.
+    """
     kind = field.kind
-    if kind in (UINT64, FIXED64):
-        return _unsigned_of(field, plan, number, 64)
-    if kind in (UINT32, FIXED32):
-        return _unsigned_of(field, plan, number, 32)
-    if kind in (INT64, SFIXED64):
-        return _twos(_signed_of(field, plan, number, 64))
-    # Zigzag shifts the unsigned pattern: shifting a negative signed value left is
-    # undefined behaviour in C (UBSan caught it).
-    if kind == SINT64:
-        signed = _signed_of(field, plan, number, 64)
-        return ((_twos(signed) << 1) ^ _twos(signed >> 63)) & _MASK64
-    signed = _signed_of(field, plan, number, 32)
-    if kind == SINT32:
-        return ((_twos(signed) << 1) ^ _twos(signed >> 31)) & _MASK32
-    if kind == SFIXED32:
-        return signed & _MASK32
-    return _twos(signed)  # INT32, ENUM: negative values take 10 bytes
+    if cython.compiled:
+        signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
+    else:
+        overflow = 1 if number >= 2**63 else -1 if number < -(2**63) else 0
+        signed = number if overflow == 0 else 0
+    if overflow == 0:
+        if kind in (INT64, SFIXED64):
+            return _twos(signed)
+        if kind == SINT64:  # zigzag shifts the unsigned pattern (a signed left shift is UB)
+            return ((_twos(signed) << 1) ^ _twos(signed >> 63)) & _MASK64
+        if kind in (UINT64, FIXED64):
+            if signed >= 0:
+                return signed
+        elif kind in (UINT32, FIXED32):
+            if 0 <= signed <= _MASK32:
+                return signed
+        elif _INT32_MIN <= signed <= _INT32_MAX:
+            if kind == SINT32:
+                return ((_twos(signed) << 1) ^ _twos(signed >> 31)) & _MASK32
+            if kind == SFIXED32:
+                return signed & _MASK32
+            return _twos(signed)  # INT32, ENUM: negative values take 10 bytes
+    elif overflow == 1 and kind in (UINT64, FIXED64):
+        if cython.compiled:  # no Python int made for 2**64 - 1 to compare with
+            unsigned = PyLong_AsUnsignedLongLong(number)
+            if unsigned != _MASK64 or not PyErr_Occurred():
+                return unsigned
+            PyErr_Clear()  # OverflowError: 2**64 or more
+        elif number <= _MASK64:
+            return number  # type: ignore[no-any-return]
+    raise _encode_error(field, plan, f"{number!r} is out of range")
 
 
 def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
@@ -1019,9 +1029,10 @@ def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int, measured: bo
 def _check_container(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
     """A map field needs a mapping, a repeated field a sized sequence (not str or bytes)."""
     if field.map_key is not None:
-        if not hasattr(value, "items"):
+        # A dict first: hasattr makes a bound method, an allocation per encode.
+        if not isinstance(value, dict) and not hasattr(value, "items"):
             raise _encode_error(field, plan, f"expected a dict, not {type(value).__name__}")
-    elif isinstance(value, (str, bytes)) or not _sized(value):
+    elif type(value) is not list and (isinstance(value, (str, bytes)) or not _sized(value)):
         raise _encode_error(field, plan, f"expected a sequence, not {type(value).__name__}")
 
 
@@ -1035,8 +1046,13 @@ def _sized(value: Any) -> bool:
 
 def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
     """Bytes of a whole field (tags included), 0 when nothing is written (None)."""
-    if value is None:
-        return 0  # unset, or an empty container never used
+    if value is None or (field.implicit and value is field.default):
+        return 0  # unset, an empty container never used, or an implicit field at zero
+    if field.plain:  # the common case first: a singular number
+        bits = _scalar_bits(field, plan, value)
+        if bits == 0 and field.implicit:  # -0.0 has bits, so it is written, as upb does
+            return 0
+        return field.tag_size + _bits_size(field, bits)
     if field.repeated:
         _check_container(field, plan, value)
     if field.map_key is not None:
@@ -1132,14 +1148,19 @@ def _measured(message: Struct) -> int:
 def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
     """Refuse two members of a oneof, set around ``__setattr__`` (``object.__setattr__``)."""
     for name, slots in plan.oneofs.items():
-        chosen = []
+        chosen = 0
         for slot in slots:
             field: FieldPlan = plan.fields_by_slot[slot]
             if _written(message, field) is not None:
-                chosen.append(field.name)
-        if len(chosen) > 1:
+                chosen += 1
+        if chosen > 1:
+            names = [
+                plan.fields_by_slot[slot].name
+                for slot in slots
+                if _written(message, plan.fields_by_slot[slot]) is not None
+            ]
             raise EncodeError(
-                f"{plan.full_name}: oneof {name} has several members set ({', '.join(chosen)})"
+                f"{plan.full_name}: oneof {name} has several members set ({', '.join(names)})"
             )
 
 
@@ -1248,22 +1269,19 @@ def _write_scalar(
 def _write_field(
     field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, depth: int
 ) -> int:
-    if value is None:
+    if value is None or (field.implicit and value is field.default):
         return pos
+    if field.plain:  # the common case first: a singular number
+        bits = _scalar_bits(field, plan, value)
+        if bits == 0 and field.implicit:  # -0.0 has bits, so it is written, as upb does
+            return pos
+        return _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
     if field.map_key is not None:
-        if type(value) is not dict:
-            _check_container(field, plan, value)
-        entry: MessagePlan = field.message  # type: ignore[assignment]
-        key_field: FieldPlan = field.map_key
-        value_field: FieldPlan = field.map_value  # type: ignore[assignment]
-        for key, item in sorted(value.items(), key=_map_order(key_field)):
-            size = _entry_size(field, key, item, depth, True)
-            pos = _open_len(field, plan, out, pos, end, size, _TAGGED)
-            entry_end = pos + size
-            pos = _write_value(key_field, entry, key, out, pos, entry_end, depth, _TAGGED)
-            pos = _write_value(value_field, entry, item, out, pos, entry_end, depth, _TAGGED)
-            if pos != entry_end:
-                raise _changed(plan)
+        if cython.compiled and type(value) is dict:
+            return _write_sorted_map(field, plan, value, out, pos, end, depth)
+        _check_container(field, plan, value)
+        for key, item in sorted(value.items(), key=_map_order(field.map_key)):
+            pos = _write_entry(field, plan, key, item, out, pos, end, depth)
         return pos
     if field.repeated:
         if type(value) is not list:
@@ -1286,18 +1304,163 @@ def _write_field(
         return pos
     if field.presence or field.message is not None:
         return _write_value(field, plan, value, out, pos, end, depth, _TAGGED)
-    if field.wire_type == LEN:
-        return _write_value(field, plan, value, out, pos, end, depth, _IMPLICIT)
-    bits = _scalar_bits(field, plan, value)  # the common case, without the call above
-    if bits == 0:  # -0.0 has bits, so it is written, as upb does
-        return pos
-    return _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
+    return _write_value(field, plan, value, out, pos, end, depth, _IMPLICIT)  # string, bytes
 
 
 def _write_bits(field: FieldPlan, bits: int, out: Any, pos: int) -> int:
     if field.wire_type == VARINT:
         return varint_write(out, pos, bits)
     return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)
+
+
+def _write_entry(
+    field: FieldPlan,
+    plan: MessagePlan,
+    key: Any,
+    item: Any,
+    out: Any,
+    pos: int,
+    end: int,
+    depth: int,
+) -> int:
+    """Write one map entry (a length-delimited message of key and value) before ``end``."""
+    entry: MessagePlan = field.message  # type: ignore[assignment]
+    size = _entry_size(field, key, item, depth, True)
+    pos = _open_len(field, plan, out, pos, end, size, _TAGGED)
+    entry_end = pos + size
+    pos = _write_value(field.map_key, entry, key, out, pos, entry_end, depth, _TAGGED)  # type: ignore[arg-type]
+    pos = _write_value(field.map_value, entry, item, out, pos, entry_end, depth, _TAGGED)  # type: ignore[arg-type]
+    if pos != entry_end:
+        raise _changed(plan)
+    return pos
+
+
+# Compiled, a dict's entries are sorted in a C array of MapItem (a key, its value
+# and what it sorts by): on the C stack for maps of up to _STACK_ITEMS entries,
+# else in memory from outside Python's allocator, freed at once. The array holds
+# references, so the Python code that writing an entry may run (a value's
+# __index__) cannot free a key or a value under it.
+_STACK_ITEMS = 64
+
+
+def _write_sorted_map(
+    field: FieldPlan,
+    plan: MessagePlan,
+    mapping: dict[Any, Any],
+    out: Any,
+    pos: int,
+    end: int,
+    depth: int,
+) -> int:
+    """Compiled: write a dict's entries in upb's order (see :func:`_map_order`)."""
+    if cython.compiled:
+        count = len(mapping)
+        items = cython.cast(item_ptr, on_stack)
+        scratch = cython.NULL
+        if count > _STACK_ITEMS:
+            scratch = malloc(count * cython.sizeof(MapItem))
+            if scratch == cython.NULL:
+                raise MemoryError()
+            items = cython.cast(item_ptr, scratch)
+        taken = 0
+        index = 0
+        try:
+            # No Python code runs during the walk: the dict cannot change under PyDict_Next.
+            while taken < count and PyDict_Next(
+                mapping, cython.address(index), cython.address(key), cython.address(item)
+            ):
+                Py_INCREF(cython.cast(object, key))
+                Py_INCREF(cython.cast(object, item))
+                items[taken].key = key
+                items[taken].value = item
+                taken += 1
+            kind = field.map_key.kind
+            mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
+            for i in range(taken):  # may run Python code (a key's __index__)
+                _sort_value(cython.address(items[i]), kind == STRING, mask)
+            qsort(
+                items,
+                taken,
+                cython.sizeof(MapItem),
+                _text_before if kind == STRING else _number_before,
+            )
+            for i in range(taken):
+                pos = _write_entry(
+                    field,
+                    plan,
+                    cython.cast(object, items[i].key),
+                    cython.cast(object, items[i].value),
+                    out,
+                    pos,
+                    end,
+                    depth,
+                )
+        finally:
+            for i in range(taken):
+                Py_XDECREF(items[i].key)
+                Py_XDECREF(items[i].value)
+            free(scratch)
+    return pos
+
+
+def _sort_value(item: Any, text: bool, mask: int) -> None:
+    """Compiled: what a map item sorts by; a key of the wrong type sorts anywhere."""
+    if cython.compiled:
+        key = cython.cast(object, item.key)
+        item.text = cython.NULL
+        item.size = 0
+        item.number = 0
+        if not text:
+            item.number = _key_number(key) & mask
+        elif type(key) is str:
+            item.text = _utf8_or_null(key, cython.address(item.size))
+            if item.text == cython.NULL:  # a lone surrogate, which writing the key refuses
+                PyErr_Clear()
+                item.size = 0
+        elif type(key) is bytes:  # proto2 keys may be bytes
+            item.text = PyBytes_AS_STRING(key)
+            item.size = len(key)
+
+
+def _key_number(key: Any) -> int:
+    """Compiled: an integer key's 64-bit pattern, without a Python integer made."""
+    if cython.compiled:
+        if type(key) is not int:
+            try:
+                key = operator.index(key)
+            except Exception:  # not an integer: writing the key refuses it
+                return 0
+        signed = PyLong_AsLongLongAndOverflow(key, cython.address(overflow))
+        if overflow == 0:
+            return signed
+        if overflow == 1:
+            unsigned = PyLong_AsUnsignedLongLong(key)
+            if unsigned != _MASK64 or not PyErr_Occurred():
+                return unsigned
+            PyErr_Clear()  # beyond 64 bits: writing the key refuses it
+    return 0
+
+
+def _text_before(a: Any, b: Any) -> int:
+    """Compiled qsort order of string keys: bytewise ascending, a key before its prefixes."""
+    if cython.compiled:
+        x = cython.cast(item_ptr, a)
+        y = cython.cast(item_ptr, b)
+        common = x.size if x.size < y.size else y.size
+        order = memcmp(x.text, y.text, common) if common else 0
+        if order != 0:
+            return order
+        return (y.size > x.size) - (y.size < x.size)
+    return 0
+
+
+def _number_before(a: Any, b: Any) -> int:
+    """Compiled qsort order of integer keys: descending unsigned value."""
+    if cython.compiled:
+        x = cython.cast(item_ptr, a)
+        y = cython.cast(item_ptr, b)
+        return (x.number < y.number) - (x.number > y.number)
+    return 0
 
 
 def _map_order(key_field: FieldPlan) -> Any:

@@ -76,7 +76,13 @@ cdef extern from *:
         static __thread char *low = NULL;
         static __thread int known = 0;
     #endif
-        char here;
+    #if defined(__GNUC__) || defined(__clang__)
+        /* The frame itself: AddressSanitizer may move locals to a heap "fake stack". */
+        char *here = (char *)__builtin_frame_address(0);
+    #else
+        char local;
+        char *here = &local;
+    #endif
         if (!known) {
             known = 1;
     #if defined(__linux__)
@@ -96,11 +102,27 @@ cdef extern from *:
             low = (char *)lowest;
     #endif
         }
-        if (low == NULL || &here < low) return PY_SSIZE_T_MAX;
-        return (Py_ssize_t)(&here - low);
+        if (low == NULL || here < low) return PY_SSIZE_T_MAX;
+        return (Py_ssize_t)(here - low);
     }
+    /* The stack to leave when nesting stops: 16 KiB for the Python code and the
+       allocations of the level that stops. Under AddressSanitizer frames are
+       larger and its allocator unwinds the whole stack on every allocation:
+       256 KiB keeps a sanitized run clear of it (then a thread of 128 KiB or
+       less stops at the first nested message, with DepthLimitError). */
+    #if defined(__SANITIZE_ADDRESS__)
+    #define CODEC_STACK_RESERVE (256 * 1024)
+    #elif defined(__has_feature)
+    #if __has_feature(address_sanitizer)
+    #define CODEC_STACK_RESERVE (256 * 1024)
+    #endif
+    #endif
+    #ifndef CODEC_STACK_RESERVE
+    #define CODEC_STACK_RESERVE (16 * 1024)
+    #endif
     """
     Py_ssize_t codec_stack_left() nogil
+    Py_ssize_t CODEC_STACK_RESERVE
 
 cdef int INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM
 cdef int FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE
@@ -114,7 +136,6 @@ cdef Py_ssize_t _MAX_SIZE_BYTES
 cdef int _UNTAGGED, _TAGGED, _IMPLICIT
 cdef Py_ssize_t _MAX_SCALAR_BYTES
 cdef str _PLAN_NAME
-cdef Py_ssize_t _STACK_RESERVE
 cdef str _STACK_EXHAUSTED
 
 cdef bint _stack_room() noexcept

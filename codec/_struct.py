@@ -105,8 +105,8 @@ _MAX_COUNT = 2**62  # the largest max_depth or max_elements (a C Py_ssize_t hold
 _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessagePlan
 # Nesting costs C stack (a few hundred bytes a level, compiled), and a thread's
 # stack can be small (32 KiB is legal): the encoder and the decoder stop, with
-# an error, while this much of it is left, whatever max_depth allows.
-_STACK_RESERVE = 16 * 1024
+# an error, while CODEC_STACK_RESERVE of it is left (16 KiB; more under
+# AddressSanitizer, see _struct.pxd), whatever max_depth allows.
 _STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 _MASK32 = 0xFFFFFFFF
@@ -269,13 +269,13 @@ def _stack_room() -> bool:
     """Whether the C stack of this thread has room for another level of nesting.
 
     Compiled, the stack left is measured against the thread's stack bounds
-    (``codec_stack_left``, from pthread's attributes, cached per thread);
+    (``codec_stack_left``, from pthread's attributes, found once per thread);
     where they are unknown, nothing is checked. Uncompiled, Python's
     recursion limit guards the stack (RecursionError, turned into a
     DepthLimitError by the decoder).
     """
     if cython.compiled:
-        return codec_stack_left() > _STACK_RESERVE  # type: ignore[name-defined]
+        return codec_stack_left() > CODEC_STACK_RESERVE  # type: ignore[name-defined]
     return True
 
 

@@ -162,9 +162,8 @@ class FramedReader(Generic[M]):
     With ``message_type`` (a google.protobuf message class, a struct class,
     or a :class:`codec.Decoder`) each frame comes out parsed; without it, as
     ``bytes`` (or as a zero-copy ``memoryview`` into the receive window with
-    ``zero_copy=True``: it stays
-    valid, but holding it past the next read makes the window move to fresh
-    memory, a copy of the unread bytes).
+    ``zero_copy=True``: it stays valid, but holding it past the next read
+    makes the window move to fresh memory, a copy of the unread bytes).
 
     Ends of stream: at a frame boundary :meth:`recv` raises :class:`EOFError`
     and iteration stops; inside a frame it raises

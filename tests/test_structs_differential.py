@@ -328,9 +328,10 @@ def compare_content(cls: Any, expected: Any, decoded: Any) -> str:
                 f"  upb re-encodes   {upb_bytes.hex(' ')}"
             )
     # The conversions carry the same content, unknown fields included, at every level
-    # (through upb, which orders the map of divergence 5 its own way again).
+    # (through upb, which orders the map of divergence 5 its own way again on each pass,
+    # so a first pass that happened to match says nothing about the second).
     assert codec.encode(codec.from_pb2(expected)) == codec_bytes, "from_pb2 loses content"
-    if not verdict.startswith("divergence 5"):
+    if not has_unknown_map_entry(decoded):
         assert deterministic(codec.to_pb2(decoded)) == codec_bytes, "to_pb2 loses content"
     return verdict
 

@@ -40,6 +40,16 @@ class OptionalBuildExt(build_ext):
             print(f"codec: {ext.name} not compiled ({exc}); using pure Python")
 
 
+# The struct encoder's hot helpers are C inline functions too large for the compiler to
+# inline by itself (each call costs more than the work it does): there, Cython's inline
+# functions are always inlined, where the compiler knows how (GCC and Clang).
+_INLINE_MACROS = (
+    {}
+    if os.name == "nt"
+    else {"codec._struct": [("CYTHON_INLINE", "inline __attribute__((always_inline))")]}
+)
+
+
 def _extensions() -> list:  # type: ignore[type-arg]
     if _flag("CODEC_PURE_PYTHON"):
         return []
@@ -47,7 +57,12 @@ def _extensions() -> list:  # type: ignore[type-arg]
     from setuptools import Extension
 
     extensions = [
-        Extension(name, [name.replace(".", "/") + ".py"], extra_compile_args=["-O2"])
+        Extension(
+            name,
+            [name.replace(".", "/") + ".py"],
+            extra_compile_args=["-O2"],
+            define_macros=_INLINE_MACROS.get(name, []),
+        )
         for name in COMPILED_MODULES
     ]
     return cythonize(

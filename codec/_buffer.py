@@ -23,7 +23,7 @@ from __future__ import annotations
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
-    from codec import _cython_shim as cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._varint import Bytes
 

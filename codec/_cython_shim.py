@@ -2,7 +2,27 @@
 
 The compiled modules are Cython pure-Python-mode files. Their type
 declarations live in augmenting ``.pxd`` files, and C-only code sits behind
-``if cython.compiled:``. Uncompiled, that is the only name they need.
+``if cython.compiled:``. A few hot helpers are C inline functions, which
+Cython wants declared by decorators in the ``.py`` itself; uncompiled, the
+decorators change nothing and the type names are placeholders.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 compiled = False
+
+# C type names used in those decorators.
+int = double = longlong = ulonglong = Py_ssize_t = p_uchar = None
+
+
+def _unchanged(function: Callable[..., Any]) -> Callable[..., Any]:
+    return function
+
+
+def _decorator(*_args: Any, **_kwargs: Any) -> Callable[..., Any]:
+    return _unchanged
+
+
+cfunc = inline = _unchanged
+locals = returns = exceptval = _decorator

@@ -54,7 +54,23 @@ ctypedef TypeWithVectorcall *type_ptr
 ctypedef PyMemberDescrObject *member_descr_ptr
 
 cdef extern from *:
-    int __builtin_clzll(unsigned long long value) nogil
+    """
+    /* An exact int of one digit (a compact int: |value| < 2**30) as a C integer,
+       read in place; 0 for any other int, which takes PyLong_AsLongLongAndOverflow. */
+    static CYTHON_INLINE int codec_small_int(PyObject *number, long long *value) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (!PyUnstable_Long_IsCompact((PyLongObject *)number)) return 0;
+        *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)number);
+    #else
+        Py_ssize_t size = Py_SIZE(number);
+        if (size < -1 || size > 1) return 0;
+        *value = size == 0 ? 0 : size * (long long)((PyLongObject *)number)->ob_digit[0];
+    #endif
+        return 1;
+    }
+    """
+    bint codec_small_int(object number, long long *value) noexcept
+    double PyFloat_AS_DOUBLE(object number) noexcept
 
 cdef extern from *:
     """
@@ -124,16 +140,41 @@ cdef extern from *:
     Py_ssize_t codec_stack_left() nogil
     Py_ssize_t CODEC_STACK_RESERVE
 
-cdef int INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM
-cdef int FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE
-cdef int STRING, BYTES, MESSAGE, GROUP
-cdef int VARINT, I64, LEN, SGROUP, EGROUP, I32
+cdef enum:  # field kinds
+    INT32 = 0
+    INT64 = 1
+    UINT32 = 2
+    UINT64 = 3
+    SINT32 = 4
+    SINT64 = 5
+    BOOL = 6
+    ENUM = 7
+    FIXED32 = 8
+    FIXED64 = 9
+    SFIXED32 = 10
+    SFIXED64 = 11
+    FLOAT = 12
+    DOUBLE = 13
+    STRING = 14
+    BYTES = 15
+    MESSAGE = 16
+    GROUP = 17
+cdef enum:  # wire types
+    VARINT = 0
+    I64 = 1
+    LEN = 2
+    SGROUP = 3
+    EGROUP = 4
+    I32 = 5
 cdef uint64_t _MASK32, _MASK64
 cdef Py_ssize_t _DIRECT_NUMBERS
 cdef int64_t _INT32_MIN, _INT32_MAX
 cdef int _MAX_DEPTH
 cdef Py_ssize_t _MAX_SIZE_BYTES
-cdef int _UNTAGGED, _TAGGED, _IMPLICIT
+cdef enum:  # how _write_value writes a value
+    _UNTAGGED = 0
+    _TAGGED = 1
+    _IMPLICIT = 2
 cdef Py_ssize_t _MAX_SCALAR_BYTES
 cdef str _PLAN_NAME
 cdef str _STACK_EXHAUSTED
@@ -244,6 +285,7 @@ cdef object _NO_INPUT
 cdef Py_ssize_t _MAX_COUNT
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
+cdef object _out_of_range(FieldPlan field, MessagePlan plan, object number)
 cdef object _wrong_type(FieldPlan field, MessagePlan plan, str expected, object value,
                         bint assigning)
 cdef object _integer_of(FieldPlan field, MessagePlan plan, object value, bint assigning)
@@ -258,11 +300,6 @@ cdef double _real(FieldPlan field, MessagePlan plan, object value, bint assignin
 cdef uint64_t _double_bits(double number) noexcept
 @cython.locals(bits32=uint32_t, single=float)
 cdef uint64_t _float_bits(double number) noexcept
-@cython.locals(kind=int)
-cdef uint64_t _scalar_bits(FieldPlan field, MessagePlan plan, object value) except? 0xfffffffffffffffe
-@cython.locals(kind=int, signed=int64_t, overflow=int, unsigned=uint64_t)
-cdef uint64_t _integer_bits(FieldPlan field, MessagePlan plan,
-                            object number) except? 0xfffffffffffffffe
 @cython.locals(size=Py_ssize_t)
 cdef Py_ssize_t _text_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, text=cython.p_const_char)
@@ -273,11 +310,10 @@ cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) exc
 @cython.locals(size=Py_ssize_t, view=Py_buffer)
 cdef Py_ssize_t _write_bytes(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
+@cython.locals(payload=Py_ssize_t, width=Py_ssize_t)
+cdef Py_ssize_t _packed_size(FieldPlan field, MessagePlan plan, object items) except -1
 @cython.locals(size=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _implicit_size(FieldPlan field, MessagePlan plan, object value) except -1
-cdef Py_ssize_t _bits_size(FieldPlan field, uint64_t bits) noexcept
-cdef Py_ssize_t _varint_bytes(uint64_t value) noexcept
-cdef Py_ssize_t _write_bits(FieldPlan field, uint64_t bits, uchar *out, Py_ssize_t pos) noexcept
 cdef Py_ssize_t _STACK_ITEMS
 @cython.locals(entry=MessagePlan, size=Py_ssize_t, entry_end=Py_ssize_t)
 cdef Py_ssize_t _write_entry(FieldPlan field, MessagePlan plan, object key, object item,
@@ -306,10 +342,10 @@ cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth
                             bint measured) except -1
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
 cdef bint _sized(object value) except -1
-@cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t, bits=uint64_t)
+@cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 cdef object _written(Struct message, FieldPlan field)
-@cython.locals(total=Py_ssize_t, field=FieldPlan)
+@cython.locals(total=Py_ssize_t, field=FieldPlan, value=object, bits=uint64_t)
 cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t, field=FieldPlan)
@@ -324,14 +360,12 @@ cdef Py_ssize_t _open_len(FieldPlan field, MessagePlan plan, uchar *out, Py_ssiz
 @cython.locals(kind=int, sub=MessagePlan, bits=uint64_t, size=Py_ssize_t)
 cdef Py_ssize_t _write_value(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int depth, int tagged) except -1
-cdef Py_ssize_t _write_scalar(FieldPlan field, MessagePlan plan, uint64_t bits, uchar *out,
-                              Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
 @cython.locals(payload=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                                  Py_ssize_t end, int depth) except -1
-@cython.locals(field=FieldPlan, unknown=bytes)
+@cython.locals(field=FieldPlan, unknown=bytes, value=object, bits=uint64_t)
 cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                               Py_ssize_t end, int depth) except -1
 @cython.locals(view=Py_buffer, out=cython.p_uchar)

@@ -48,7 +48,7 @@ from typing import Any
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
-    from codec import _cython_shim as cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._varint import byte_view
 from codec._varint import encode as varint_encode
@@ -76,10 +76,12 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions
 
 COMPILED: bool = cython.compiled
 
-# Field kinds (C ints when compiled; Python code outside this module uses KINDS).
-INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM = 0, 1, 2, 3, 4, 5, 6, 7
-FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE = 8, 9, 10, 11, 12, 13
-STRING, BYTES, MESSAGE, GROUP = 14, 15, 16, 17
+# Field kinds (compiled: C constants of _struct.pxd, so the switches on a kind are
+# jump tables; Python code outside this module uses KINDS).
+if not cython.compiled:
+    INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM = 0, 1, 2, 3, 4, 5, 6, 7
+    FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE = 8, 9, 10, 11, 12, 13
+    STRING, BYTES, MESSAGE, GROUP = 14, 15, 16, 17
 KINDS = {
     "int32": INT32, "int64": INT64, "uint32": UINT32, "uint64": UINT64,
     "sint32": SINT32, "sint64": SINT64, "bool": BOOL, "enum": ENUM,
@@ -88,8 +90,9 @@ KINDS = {
     "message": MESSAGE, "group": GROUP,
 }  # fmt: skip
 
-# Wire types.
-VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
+# Wire types (C constants too).
+if not cython.compiled:
+    VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 
 DEFAULT_MAX_DEPTH = 100  # protobuf C++, Java and upb
 # A length-delimited size takes at most 5 bytes, padded ones included: upb's rule
@@ -830,49 +833,61 @@ def _float_bits(number: float) -> int:
         return 0xFF800000 if number < 0 else 0x7F800000
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, plan=MessagePlan, kind=cython.int, number=cython.double)
+@cython.returns(cython.ulonglong)
+@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
 def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
-    """The 64-bit pattern written for a scalar value, range- and type-checked."""
+    """The 64-bit pattern written for a scalar value, range- and type-checked.
+
+    A value of the field's own exact type (int, float, bool: nearly all of
+    them) goes straight to its pattern; others take the coercions.
+    """
     kind = field.kind
-    if kind == DOUBLE:
-        return _double_bits(_real(field, plan, value, False))
-    if kind == FLOAT:
-        return _float_bits(_real(field, plan, value, False))
+    if kind in (DOUBLE, FLOAT):
+        if cython.compiled and type(value) is float:
+            number = PyFloat_AS_DOUBLE(value)
+        else:
+            number = _real(field, plan, value, False)
+        return _double_bits(number) if kind == DOUBLE else _float_bits(number)
     if kind == BOOL:
+        if value is True or value is False:
+            return 1 if value is True else 0
         return 1 if _truth(field, plan, value, False) else 0
+    if type(value) is int:
+        return _integer_bits(field, plan, value)
     return _integer_bits(field, plan, _integer_of(field, plan, value, False))
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    signed=cython.longlong,
+    overflow=cython.int,
+    unsigned=cython.ulonglong,
+)
+@cython.returns(cython.ulonglong)
+@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
 def _integer_bits(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
     """The 64-bit pattern of an exact int in an integer field (EncodeError out of range).
 
-    One conversion to a C integer (compiled), then one range check and one
-    pattern per kind; only an unsigned 64-bit value of 2**63 or more takes
-    a second conversion.
+    Compiled, a one-digit int is read in place, any other converts once to a
+    C integer; only an unsigned 64-bit value of 2**63 or more takes a second
+    conversion.
     """
-    kind = field.kind
     if cython.compiled:
+        if codec_small_int(number, cython.address(signed)):
+            return _pattern(field, plan, signed, number)
         signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
     else:
         overflow = 1 if number >= 2**63 else -1 if number < -(2**63) else 0
         signed = number if overflow == 0 else 0
     if overflow == 0:
-        if kind in (INT64, SFIXED64):
-            return _twos(signed)
-        if kind == SINT64:  # zigzag shifts the unsigned pattern (a signed left shift is UB)
-            return ((_twos(signed) << 1) ^ _twos(signed >> 63)) & _MASK64
-        if kind in (UINT64, FIXED64):
-            if signed >= 0:
-                return signed
-        elif kind in (UINT32, FIXED32):
-            if 0 <= signed <= _MASK32:
-                return signed
-        elif _INT32_MIN <= signed <= _INT32_MAX:
-            if kind == SINT32:
-                return ((_twos(signed) << 1) ^ _twos(signed >> 31)) & _MASK32
-            if kind == SFIXED32:
-                return signed & _MASK32
-            return _twos(signed)  # INT32, ENUM: negative values take 10 bytes
-    elif overflow == 1 and kind in (UINT64, FIXED64):
+        return _pattern(field, plan, signed, number)
+    if overflow == 1 and (field.kind == UINT64 or field.kind == FIXED64):
         if cython.compiled:  # no Python int made for 2**64 - 1 to compare with
             unsigned = PyLong_AsUnsignedLongLong(number)
             if unsigned != _MASK64 or not PyErr_Occurred():
@@ -880,7 +895,39 @@ def _integer_bits(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
             PyErr_Clear()  # OverflowError: 2**64 or more
         elif number <= _MASK64:
             return number  # type: ignore[no-any-return]
-    raise _encode_error(field, plan, f"{number!r} is out of range")
+    raise _out_of_range(field, plan, number)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, plan=MessagePlan, signed=cython.longlong, kind=cython.int)
+@cython.returns(cython.ulonglong)
+@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
+def _pattern(field: FieldPlan, plan: MessagePlan, signed: int, number: Any) -> int:
+    """The pattern of a signed 64-bit ``signed`` (``number``) in an integer field: the
+    range check and the pattern of each kind (zigzag, two's complement)."""
+    kind = field.kind
+    if kind in (INT64, SFIXED64):
+        return _twos(signed)
+    if kind == SINT64:  # zigzag shifts the unsigned pattern (a signed left shift is UB)
+        return ((_twos(signed) << 1) ^ _twos(signed >> 63)) & _MASK64
+    if kind in (UINT64, FIXED64):
+        if signed >= 0:
+            return signed
+    elif kind in (UINT32, FIXED32):
+        if 0 <= signed <= _MASK32:
+            return signed
+    elif _INT32_MIN <= signed <= _INT32_MAX:
+        if kind == SINT32:
+            return ((_twos(signed) << 1) ^ _twos(signed >> 31)) & _MASK32
+        if kind == SFIXED32:
+            return signed & _MASK32
+        return _twos(signed)  # INT32, ENUM: negative values take 10 bytes
+    raise _out_of_range(field, plan, number)
+
+
+def _out_of_range(field: FieldPlan, plan: MessagePlan, number: Any) -> EncodeError:
+    return _encode_error(field, plan, f"{number!r} is out of range")
 
 
 def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
@@ -1045,14 +1092,11 @@ def _sized(value: Any) -> bool:
 
 
 def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
-    """Bytes of a whole field (tags included), 0 when nothing is written (None)."""
-    if value is None or (field.implicit and value is field.default):
-        return 0  # unset, an empty container never used, or an implicit field at zero
-    if field.plain:  # the common case first: a singular number
-        bits = _scalar_bits(field, plan, value)
-        if bits == 0 and field.implicit:  # -0.0 has bits, so it is written, as upb does
-            return 0
-        return field.tag_size + _bits_size(field, bits)
+    """Bytes of a whole field that is not a singular number (tags included).
+
+    ``value`` is what :func:`message_size_at` found to write: not None, and
+    not the default object of an implicit field.
+    """
     if field.repeated:
         _check_container(field, plan, value)
     if field.map_key is not None:
@@ -1063,9 +1107,7 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
         return total
     if field.repeated:
         if field.packed:
-            payload = 0
-            for item in value:
-                payload += _value_size(field, plan, item, depth)
+            payload = _packed_size(field, plan, value)
             if payload == 0 and len(value) == 0:
                 return 0
             return field.tag_size + varint_size(payload) + payload
@@ -1076,6 +1118,20 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
     if field.presence or field.message is not None:
         return field.tag_size + _value_size(field, plan, value, depth)
     return _implicit_size(field, plan, value)
+
+
+def _packed_size(field: FieldPlan, plan: MessagePlan, items: Any) -> int:
+    """Bytes of the values of a packed field, without its tag and length (checked)."""
+    payload = 0
+    if field.wire_type == VARINT:
+        for item in items:
+            payload += varint_size(_scalar_bits(field, plan, item))
+        return payload
+    width = 4 if field.wire_type == I32 else 8
+    for item in items:
+        _scalar_bits(field, plan, item)
+        payload += width
+    return payload
 
 
 def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
@@ -1093,17 +1149,15 @@ def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
     return field.tag_size + _bits_size(field, bits)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, bits=cython.ulonglong)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(check=False)
 def _bits_size(field: FieldPlan, bits: int) -> int:
     if field.wire_type == VARINT:
-        return _varint_bytes(bits)
+        return varint_size(bits)
     return 4 if field.wire_type == I32 else 8
-
-
-def _varint_bytes(value: int) -> int:
-    """``varint_size``; compiled, by counting leading zeros (no loop, no call across modules)."""
-    if cython.compiled:
-        return (9 * (63 - __builtin_clzll(value | 1)) + 73) >> 6  # type: ignore[no-any-return]
-    return varint_size(value)
 
 
 def _written(message: Struct, field: FieldPlan) -> Any:
@@ -1127,7 +1181,15 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
         raise EncodeError(f"{plan.full_name}: {_STACK_EXHAUSTED}")
     total = 0
     for field in plan.fields:
-        total += _field_size(field, plan, _written(message, field), depth)
+        value = _written(message, field)
+        if value is None or (field.implicit and value is field.default):
+            continue  # unset, an empty container never used, or an implicit field at zero
+        if field.plain:  # the common case, without a call: a singular number
+            bits = _scalar_bits(field, plan, value)
+            if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
+                total += field.tag_size + _bits_size(field, bits)
+        else:
+            total += _field_size(field, plan, value, depth)
     if plan.oneofs:
         _check_oneofs(plan, message)
     total += len(unknown_of(message))
@@ -1191,7 +1253,8 @@ def plan_of(message: Any) -> MessagePlan:
 # while it was encoded, an EncodeError. The output is thus always a
 # consistent encoding of the values the write pass read, or an error.
 
-_UNTAGGED, _TAGGED, _IMPLICIT = 0, 1, 2  # how _write_value writes: _IMPLICIT skips zero values
+if not cython.compiled:  # how _write_value writes: _IMPLICIT skips zero values
+    _UNTAGGED, _TAGGED, _IMPLICIT = 0, 1, 2
 _MAX_SCALAR_BYTES = 15  # a tag (5 bytes: field numbers < 2**29) and a 10-byte varint
 
 
@@ -1214,7 +1277,7 @@ def _open_len(
 
     Returns where the value goes; raises if the value would not end by ``end``.
     """
-    _room(field, plan, pos, end, _varint_bytes(size) + size, tagged)
+    _room(field, plan, pos, end, varint_size(size) + size, tagged)
     if tagged != _UNTAGGED:
         pos = varint_write(out, pos, field.tag)
     return varint_write(out, pos, size)
@@ -1255,6 +1318,19 @@ def _write_value(
     return write_message_at(sub, value, out, pos, pos + size, depth + 1)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    bits=cython.ulonglong,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    tagged=cython.int,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _write_scalar(
     field: FieldPlan, plan: MessagePlan, bits: int, out: Any, pos: int, end: int, tagged: int
 ) -> int:
@@ -1269,13 +1345,7 @@ def _write_scalar(
 def _write_field(
     field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, depth: int
 ) -> int:
-    if value is None or (field.implicit and value is field.default):
-        return pos
-    if field.plain:  # the common case first: a singular number
-        bits = _scalar_bits(field, plan, value)
-        if bits == 0 and field.implicit:  # -0.0 has bits, so it is written, as upb does
-            return pos
-        return _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
+    """Write a whole field that is not a singular number (see :func:`_field_size`)."""
     if field.map_key is not None:
         if cython.compiled and type(value) is dict:
             return _write_sorted_map(field, plan, value, out, pos, end, depth)
@@ -1287,15 +1357,16 @@ def _write_field(
         if type(value) is not list:
             _check_container(field, plan, value)
         if field.packed:
-            payload = 0
-            for item in value:
-                payload += _value_size(field, plan, item, depth)
+            payload = _packed_size(field, plan, value)
             if payload == 0 and len(value) == 0:
                 return pos
             pos = _open_len(field, plan, out, pos, end, payload, _TAGGED)
             run_end = pos + payload
             for item in value:
-                pos = _write_value(field, plan, item, out, pos, run_end, depth, _UNTAGGED)
+                bits = _scalar_bits(field, plan, item)
+                if run_end - pos < _MAX_SCALAR_BYTES:  # near the end of the run: count
+                    _room(field, plan, pos, run_end, _bits_size(field, bits), _UNTAGGED)
+                pos = _write_bits(field, bits, out, pos)
             if pos != run_end:
                 raise _changed(plan)
             return pos
@@ -1307,6 +1378,11 @@ def _write_field(
     return _write_value(field, plan, value, out, pos, end, depth, _IMPLICIT)  # string, bytes
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, bits=cython.ulonglong, out=cython.p_uchar, pos=cython.Py_ssize_t)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(check=False)
 def _write_bits(field: FieldPlan, bits: int, out: Any, pos: int) -> int:
     if field.wire_type == VARINT:
         return varint_write(out, pos, bits)
@@ -1515,7 +1591,15 @@ def _write_fields(
     if depth > _MAX_DEPTH:  # a struct made to contain itself since the size pass
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
     for field in plan.fields:
-        pos = _write_field(field, plan, _written(message, field), out, pos, end, depth)
+        value = _written(message, field)
+        if value is None or (field.implicit and value is field.default):
+            continue
+        if field.plain:  # the common case, without a call: a singular number
+            bits = _scalar_bits(field, plan, value)
+            if bits != 0 or not field.implicit:
+                pos = _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
+        else:
+            pos = _write_field(field, plan, value, out, pos, end, depth)
     unknown = unknown_of(message)
     if len(unknown) > end - pos:
         raise _changed(plan)

@@ -36,7 +36,7 @@ import sys
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
-    from codec import _cython_shim as cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec.errors import EncodeError, TruncatedError, VarintError
 
@@ -104,37 +104,37 @@ def varint_error(status: int, offset: int) -> VarintError:
     return VarintError("varint is not minimally encoded", offset)
 
 
-def varint_size(value: int) -> int:
-    """Bytes needed to encode ``value`` (already known to be in range)."""
-    n = 1
-    while value >= 0x80:
-        value >>= 7
-        n += 1
-    return n
+if not cython.compiled:  # compiled, _varint.pxd holds these four, inlined where used
 
+    def varint_size(value: int) -> int:
+        """Bytes needed to encode ``value`` (already known to be in range)."""
+        n = 1
+        while value >= 0x80:
+            value >>= 7
+            n += 1
+        return n
 
-def varint_write(out: WritableBytes, pos: int, value: int) -> int:
-    """Write ``value`` at ``out[pos]`` (room already checked); return the end position."""
-    while value >= 0x80:
-        out[pos] = (value & 0x7F) | 0x80
-        value >>= 7
-        pos += 1
-    out[pos] = value
-    return pos + 1
+    def varint_write(out: WritableBytes, pos: int, value: int) -> int:
+        """Write ``value`` at ``out[pos]`` (room already checked); return the end position."""
+        while value >= 0x80:
+            out[pos] = (value & 0x7F) | 0x80
+            value >>= 7
+            pos += 1
+        out[pos] = value
+        return pos + 1
 
+    def read_le(data: Bytes, pos: int, width: int) -> int:
+        """The little-endian ``width``-byte value at ``data[pos]`` (room already checked)."""
+        value = 0
+        for i in range(width):
+            value |= data[pos + i] << (8 * i)
+        return value
 
-def read_le(data: Bytes, pos: int, width: int) -> int:
-    value = 0
-    for i in range(width):
-        chunk = data[pos + i]
-        value |= chunk << (8 * i)
-    return value
-
-
-def write_le(out: WritableBytes, pos: int, value: int, width: int) -> int:
-    for i in range(width):
-        out[pos + i] = (value >> (8 * i)) & 0xFF
-    return pos + width
+    def write_le(out: WritableBytes, pos: int, value: int, width: int) -> int:
+        """Write ``value`` as ``width`` little-endian bytes at ``out[pos]``; return the end."""
+        for i in range(width):
+            out[pos + i] = (value >> (8 * i)) & 0xFF
+        return pos + width
 
 
 # --- buffer access ---------------------------------------------------------

@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
-    from codec import _cython_shim as cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError

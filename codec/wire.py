@@ -50,7 +50,7 @@ from typing import Any
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
-    from codec import _cython_shim as cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._buffer import WriteBuffer
 from codec._varint import Bytes, WritableBytes, byte_view

@@ -36,7 +36,7 @@ import numpy
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
-    from codec import _cython_shim as cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 COMPILED: bool = cython.compiled
 

@@ -344,8 +344,8 @@ cdef int _check_container(FieldPlan field, MessagePlan plan, object value) excep
 cdef bint _sized(object value) except -1
 @cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
-cdef object _written(Struct message, FieldPlan field)
-@cython.locals(total=Py_ssize_t, field=FieldPlan, value=object, bits=uint64_t)
+@cython.locals(total=Py_ssize_t, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object,
+               bits=uint64_t)
 cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t, field=FieldPlan)
@@ -365,7 +365,8 @@ cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uc
                              Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                                  Py_ssize_t end, int depth) except -1
-@cython.locals(field=FieldPlan, unknown=bytes, value=object, bits=uint64_t)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, unknown=bytes, value=object,
+               bits=uint64_t)
 cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                               Py_ssize_t end, int depth) except -1
 @cython.locals(view=Py_buffer, out=cython.p_uchar)

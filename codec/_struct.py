@@ -1160,6 +1160,9 @@ def _bits_size(field: FieldPlan, bits: int) -> int:
     return 4 if field.wire_type == I32 else 8
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(message=Struct, field=FieldPlan)
 def _written(message: Struct, field: FieldPlan) -> Any:
     """What the encoder writes for ``field``: its value, or None when nothing is written.
 
@@ -1180,7 +1183,9 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
     if not _stack_room():
         raise EncodeError(f"{plan.full_name}: {_STACK_EXHAUSTED}")
     total = 0
-    for field in plan.fields:
+    fields = plan.fields
+    for i in range(len(fields)):
+        field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
         value = _written(message, field)
         if value is None or (field.implicit and value is field.default):
             continue  # unset, an empty container never used, or an implicit field at zero
@@ -1590,7 +1595,9 @@ def _write_fields(
     """Write the fields of ``message`` from ``pos``, not past ``end``; return where they end."""
     if depth > _MAX_DEPTH:  # a struct made to contain itself since the size pass
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
-    for field in plan.fields:
+    fields = plan.fields
+    for i in range(len(fields)):
+        field = cython.cast(FieldPlan, fields[i])
         value = _written(message, field)
         if value is None or (field.implicit and value is field.default):
             continue

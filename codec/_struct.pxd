@@ -72,6 +72,13 @@ cdef extern from *:
     bint codec_small_int(object number, long long *value) noexcept
     double PyFloat_AS_DOUBLE(object number) noexcept
 
+cdef extern from "Python.h":
+    PyTypeObject *Py_TYPE(object value) noexcept
+    bint PyType_IS_GC(PyTypeObject *type) noexcept
+    bint PyObject_GC_IsTracked(object value) noexcept
+    void PyObject_GC_Track(object value) noexcept
+    void PyObject_GC_UnTrack(object value) noexcept
+
 cdef extern from *:
     """
     /* Bytes of C stack left below this point in the calling thread, from the
@@ -185,8 +192,6 @@ cdef Py_ssize_t _member_offset(object member) except? -1
 cdef char *_address(object message, FieldPlan field) noexcept
 @cython.locals(item=object_ptr)
 cdef object _slot(object message, FieldPlan field)
-@cython.locals(place=slot_ptr, old=object_ptr)
-cdef int _store(object message, FieldPlan field, object value) except -1
 cdef bint _has(Struct message, Py_ssize_t bit) noexcept
 @cython.locals(words=word_ptr)
 cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) except -1
@@ -198,18 +203,19 @@ cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
 cdef object _container(object message, FieldPlan field)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(other=Py_ssize_t)
-cdef int _set_field(MessagePlan plan, Struct message, FieldPlan field, object value) except -1
 @cython.locals(kind=int, sub=MessagePlan)
 cdef object _checked(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 @cython.locals(found=object_ptr, bound=MessagePlan)
 cdef MessagePlan _plan_of_class(object cls)
-@cython.locals(message=Struct, field=FieldPlan, cls=type)
+@cython.locals(message=Struct)
 cpdef Struct new_struct(MessagePlan plan)
+@cython.locals(cls=type, message=Struct)
+cdef Struct _allocated(MessagePlan plan)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
+cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
+cdef bint _is_empty(object message, FieldPlan field) noexcept
 cdef int _reset(MessagePlan plan, Struct message) except -1
-cdef FieldPlan _keyword(MessagePlan plan, Struct message, object field, object name,
-                        object value)
 @cython.locals(plan=MessagePlan, names=tuple, i=Py_ssize_t, message=Struct, fields=tuple,
                after=Py_ssize_t, guess=FieldPlan, found=object,
                assigned=FieldPlan)

@@ -330,13 +330,25 @@ def _slot(message: Any, field: FieldPlan) -> Any:
         return None
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
 def _store(message: Any, field: FieldPlan, value: Any) -> None:
-    """Put ``value`` in ``field``'s slot of ``message``, unchecked."""
+    """Put ``value`` in ``field``'s slot of ``message``, unchecked.
+
+    Compiled, a struct starts untracked by the cycle collector (see
+    :func:`new_struct`) and is tracked from the first value it holds that
+    can refer to other objects (a container, a struct, a memoryview).
+    """
     if cython.compiled:
         place = cython.cast(slot_ptr, _address(message, field))
         old = place[0]
         Py_INCREF(value)
         place[0] = cython.cast(object_ptr, value)
+        if PyType_IS_GC(Py_TYPE(value)) and not PyObject_GC_IsTracked(message):
+            PyObject_GC_Track(message)
         Py_XDECREF(old)  # last: a finaliser may run
     else:
         field.member.__set__(message, value)
@@ -418,6 +430,11 @@ def _clear_field(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
         _store(message, field, field.default)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(plan=MessagePlan, message="Struct", field=FieldPlan, other=cython.Py_ssize_t)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
 def _set_field(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
     """Store a checked (or decoded) value: presence set, other oneof members cleared."""
     for other in field.oneof_slots:
@@ -477,7 +494,7 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         return bool(_truth(field, plan, value, True))
     if kind == ENUM and isinstance(value, str):  # as pb2: a name, but names are not known here
         raise _encode_error(field, plan, f"{value!r} is not a value of the enum (give a number)")
-    number = _integer_of(field, plan, value, True)
+    number = value if type(value) is int else _integer_of(field, plan, value, True)
     _integer_bits(field, plan, number)  # the range check
     if field.closed_enum is not None and number not in field.closed_enum:
         raise _encode_error(field, plan, f"{value!r} is not a value of its closed enum")
@@ -514,16 +531,46 @@ def _plan_of_class(cls: Any) -> MessagePlan:
 
 
 def new_struct(plan: MessagePlan) -> Struct:
-    """A new struct of ``plan``'s class with every field unset."""
+    """A new struct of ``plan``'s class with every field unset.
+
+    Compiled, it is not tracked by the cycle collector while it holds only
+    numbers, strings and bytes, which cannot make a cycle (as msgspec does
+    with its structs): a collection then never visits the records an
+    application keeps by the thousand. :func:`_store` tracks it when needed.
+    """
+    message = _allocated(plan)
+    _fill_defaults(plan, message)
+    return message
+
+
+def _allocated(plan: MessagePlan) -> Struct:
+    """A new struct of ``plan``'s class, its slots all empty."""
     cls = plan.cls
     if cython.compiled:  # the class's tp_new, without a method call (the base's, inherited)
         message = cython.cast(type_object_ptr, cls).tp_new(cls, cython.NULL, cython.NULL)
-    else:
-        message = Struct.__new__(cls)
-    for field in plan.fields_by_slot:
-        if not field.repeated:
+        PyObject_GC_UnTrack(message)
+        return message  # type: ignore[no-any-return]
+    return Struct.__new__(cls)  # type: ignore[no-any-return]
+
+
+def _fill_defaults(plan: MessagePlan, message: Struct) -> None:
+    """Store each singular field's default in its slot, where the slot is still empty."""
+    fields = plan.fields_by_slot
+    for i in range(len(fields)):
+        field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
+        if not field.repeated and _is_empty(message, field):
             _store(message, field, field.default)
-    return message  # type: ignore[no-any-return]
+
+
+def _is_empty(message: Any, field: FieldPlan) -> bool:
+    """Whether ``field``'s slot of ``message`` holds nothing (not even None)."""
+    if cython.compiled:
+        return cython.cast(slot_ptr, _address(message, field))[0] == cython.NULL
+    try:
+        field.member.__get__(message, None)
+    except AttributeError:
+        return True
+    return False
 
 
 def _reset(plan: MessagePlan, message: Struct) -> None:
@@ -533,6 +580,10 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
     message._unknown = b""
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(plan=MessagePlan, message="Struct")
+@cython.returns(FieldPlan)
 def _keyword(plan: MessagePlan, message: Struct, field: Any, name: Any, value: Any) -> FieldPlan:
     """Assign one keyword argument of a constructor, as pb2's does: None leaves it unset.
 
@@ -558,7 +609,7 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
     plan = _plan_of_class(cython.cast(object, cls))
     if PyVectorcall_NARGS(nargsf) != 0:  # type: ignore[name-defined]
         raise TypeError(f"{plan.full_name}() takes keyword arguments only")
-    message = new_struct(plan)
+    message = _allocated(plan)  # the defaults last, in the slots no keyword filled
     if kwnames != cython.NULL:
         names = cython.cast(tuple, kwnames)
         fields = plan.fields_by_slot
@@ -567,11 +618,12 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
             name = names[i]
             found = None
             if after < len(fields):
-                guess: FieldPlan = fields[after]
+                guess = cython.cast(FieldPlan, fields[after])
                 if guess.name is name:
                     found = guess
             assigned = _keyword(plan, message, found, name, cython.cast(object, args[i]))
             after = assigned.slot + 1
+    _fill_defaults(plan, message)
     return message
 
 

@@ -35,6 +35,7 @@ from codec import (
     FrameEncoder,
     FrameTooLargeError,
     _peerbench,
+    decode,
     from_pb2,
     struct,
     to_pb2,
@@ -383,3 +384,30 @@ def test_struct_encode_matches_its_pb2_twin() -> None:
     _encode_all(encoder, STRUCTS[:100])()
     naive = b"".join(frame(to_pb2(s).SerializeToString(deterministic=True)) for s in STRUCTS[:100])
     assert bytes(encoder.getbuffer()) == naive
+
+
+# --- structs and the cycle collector ---------------------------------------------------------
+
+
+@pytest.mark.skipif(not COMPILED, reason="untracking is a compiled-core optimisation")
+def test_structs_of_scalars_are_not_tracked_until_they_hold_a_container() -> None:
+    tree_class = struct(_peerbench.Trace)
+    span_class = struct(_peerbench.Span)
+    record = struct(Sample)(ts_ns=1, scope_id=2, value=3, name="x")
+    assert not gc.is_tracked(record)  # numbers and a str cannot make a cycle
+    trace = tree_class(index=1)
+    assert not gc.is_tracked(trace)  # its repeated field is still an empty slot
+    trace.spans.append(span_class())  # the list is made and stored
+    assert gc.is_tracked(trace)
+    decoded = decode(tree_class, to_pb2(trace).SerializeToString())
+    assert gc.is_tracked(decoded) and not gc.is_tracked(decoded.spans[0])
+
+
+def test_a_struct_in_a_cycle_is_collected() -> None:
+    span_class = struct(_peerbench.Span)
+    trace = struct(_peerbench.Trace)()
+    trace.spans.append(span_class())
+    trace.spans.append(trace)  # a cycle, through a list the encoder would refuse
+    gc.collect()
+    del trace
+    assert gc.collect() >= 2  # the struct and its list, found unreachable

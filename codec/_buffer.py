@@ -16,6 +16,8 @@ first, as msgpack's Packer does:
 * :class:`ReceiveWindow` never moves received bytes under a live view: when
   views are exported it copies the unread bytes into a fresh ``bytearray``
   and leaves the old one to the views, which keep it alive (copy on write).
+  Memory it grows into is zeroed first, so the room it hands out holds zeros
+  or bytes it received before, never what other objects left there.
 """
 
 from __future__ import annotations
@@ -68,6 +70,21 @@ def resize(data: bytearray, size: int) -> None:
         del data[size:]
     else:
         data.extend(bytes(size - len(data)))
+
+
+def resize_zeroed(data: bytearray, size: int) -> None:
+    """:func:`resize`, with the bytes added set to zero.
+
+    Compiled, ``PyByteArray_Resize`` leaves them as the allocator found them:
+    bytes of freed objects.
+    """
+    if cython.compiled:
+        previous = len(data)
+        PyByteArray_Resize(data, size)
+        if size > previous:
+            memset(PyByteArray_AS_STRING(data) + previous, 0, size - previous)
+        return
+    resize(data, size)  # extends with zeros
 
 
 def is_exported(data: bytearray) -> bool:
@@ -165,7 +182,7 @@ class ReceiveWindow:
                 data = byte_pointer(self._data)
                 move_bytes(data, self._start, unread)
             if capacity != len(self._data):
-                resize(self._data, capacity)
+                resize_zeroed(self._data, capacity)
         self._base += self._start
         self._start = 0
         self._end = unread

@@ -307,7 +307,9 @@ class FrameDecoder(ReceiveWindow):
         """A writable view of free space in the window, for ``recv_into``.
 
         It holds ``sizehint`` bytes (64 KiB when ``sizehint`` is not positive).
-        Report how many bytes were written with :meth:`buffer_updated`.
+        Report how many bytes were written with :meth:`buffer_updated`. The
+        view holds zeros, or bytes this decoder received before: memory the
+        window grows into is zeroed, so it never shows other objects' bytes.
         """
         self._check_receiving()
         room = sizehint if sizehint > 0 else RECEIVE_CHUNK

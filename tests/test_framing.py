@@ -1252,3 +1252,34 @@ def test_message_frames_do_not_pin_the_window() -> None:
     assert list(decoder) == [sample()] * 100
     with decoder.get_buffer(1) as view:
         assert view.obj is window
+
+
+# --- receive memory ---------------------------------------------------------------------
+
+
+def _fill_freed_memory(marker: int) -> None:
+    """Leave freed heap blocks of many sizes holding ``marker`` bytes."""
+    blocks = [bytearray([marker]) * (size * KiB) for size in (4, 8, 12, 16, 32, 64, 128, 1024)]
+    blocks *= 4
+    del blocks
+
+
+@pytest.mark.parametrize("size", [5000, 8192, 65536, 100_000, MiB])
+def test_get_buffer_hands_out_no_bytes_of_freed_objects(size: int) -> None:
+    """The room of a grown window is zeroed: freed objects' bytes never show through."""
+    for _ in range(3):
+        _fill_freed_memory(0xA5)
+        decoder = FrameDecoder()
+        with decoder.get_buffer(size) as view:
+            assert len(view) == size
+            assert view.tobytes() == bytes(size)
+
+
+def test_get_buffer_after_frames_holds_zeros_or_this_streams_bytes() -> None:
+    """Room already used holds bytes received before; room grown into holds zeros."""
+    decoder = FrameDecoder()
+    decoder.feed(b"\x03\xee\xee\xee")
+    assert [bytes(frame) for frame in decoder] == [b"\xee\xee\xee"]
+    _fill_freed_memory(0xA5)
+    with decoder.get_buffer(200_000) as view:
+        assert set(view.tobytes()) <= {0x00, 0x03, 0xEE}

@@ -25,10 +25,15 @@ cpdef void resize(bytearray data, Py_ssize_t size) except *
 cdef void resize_zeroed(bytearray data, Py_ssize_t size) except *
 cpdef bint is_exported(bytearray data) except -1
 cdef Py_ssize_t grown(Py_ssize_t capacity, Py_ssize_t needed) noexcept
+cdef object uninitialised(object obj)
 
 cdef class WriteBuffer:
     cdef bytearray _data
     cdef Py_ssize_t _length
+    cdef bint _busy
+    cdef Py_ssize_t _regions
+    cdef int _claim(self, bint whole) except -1
+    cdef object _busy_error(self, bint whole)
 
 cdef class ReceiveWindow:
     cdef bytearray _data

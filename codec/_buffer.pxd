@@ -20,10 +20,10 @@ cdef Py_ssize_t _INITIAL_CAPACITY, _RECEIVE_CHUNK
 cdef uchar *byte_pointer(bytearray data) noexcept
 cdef void copy_bytes(uchar *out, Py_ssize_t pos, const uchar *source, Py_ssize_t size) noexcept
 cdef void move_bytes(uchar *data, Py_ssize_t start, Py_ssize_t size) noexcept
-cpdef void resize(bytearray data, Py_ssize_t size) except *
+cdef void resize(bytearray data, Py_ssize_t size) except *
 @cython.locals(previous=Py_ssize_t)
 cdef void resize_zeroed(bytearray data, Py_ssize_t size) except *
-cpdef bint is_exported(bytearray data) except -1
+cdef bint is_exported(bytearray data) except -1
 cdef Py_ssize_t grown(Py_ssize_t capacity, Py_ssize_t needed) noexcept
 cdef object uninitialised(object obj)
 

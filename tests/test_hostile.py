@@ -1424,3 +1424,11 @@ def test_struct_engine_objects_whose_init_never_ran(label: str) -> None:
     name, method = label.split(".")
     outcomes = _probe([(label, name, UNINITIALISED_CALLS[method])])
     assert _acceptable(*outcomes[label])
+
+
+@pytest.mark.skipif(not codec.COMPILED, reason="uncompiled, the helpers are plain Python")
+def test_buffer_helpers_that_trust_their_arguments_are_c_only() -> None:
+    """``resize(None, 5)`` would hand NULL to CPython: the helpers take no call from Python."""
+    helpers = ["byte_pointer", "copy_bytes", "move_bytes", "resize", "resize_zeroed"]
+    helpers += ["is_exported", "grown", "uninitialised"]
+    assert not [name for name in helpers if hasattr(codec._buffer, name)]

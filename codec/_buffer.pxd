@@ -1,6 +1,6 @@
 # C types for _buffer.py (Cython pure-Python mode).
 cimport cython
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcpy, memmove, memset
 
 ctypedef unsigned char uchar
 
@@ -20,13 +20,20 @@ cdef Py_ssize_t _INITIAL_CAPACITY, _RECEIVE_CHUNK
 cdef uchar *byte_pointer(bytearray data) noexcept
 cdef void copy_bytes(uchar *out, Py_ssize_t pos, const uchar *source, Py_ssize_t size) noexcept
 cdef void move_bytes(uchar *data, Py_ssize_t start, Py_ssize_t size) noexcept
-cpdef void resize(bytearray data, Py_ssize_t size) except *
-cpdef bint is_exported(bytearray data) except -1
+cdef void resize(bytearray data, Py_ssize_t size) except *
+@cython.locals(previous=Py_ssize_t)
+cdef void resize_zeroed(bytearray data, Py_ssize_t size) except *
+cdef bint is_exported(bytearray data) except -1
 cdef Py_ssize_t grown(Py_ssize_t capacity, Py_ssize_t needed) noexcept
+cdef object uninitialised(object obj)
 
 cdef class WriteBuffer:
     cdef bytearray _data
     cdef Py_ssize_t _length
+    cdef bint _busy
+    cdef Py_ssize_t _regions
+    cdef int _claim(self, bint whole) except -1
+    cdef object _busy_error(self, bint whole)
 
 cdef class ReceiveWindow:
     cdef bytearray _data

@@ -16,6 +16,19 @@ first, as msgpack's Packer does:
 * :class:`ReceiveWindow` never moves received bytes under a live view: when
   views are exported it copies the unread bytes into a fresh ``bytearray``
   and leaves the old one to the views, which keep it alive (copy on write).
+  Memory it grows into is zeroed first, so the room it hands out holds zeros
+  or bytes it received before, never what other objects left there.
+
+A :class:`WriteBuffer` is written by one operation at a time: each write
+(a frame, a field) claims it with a flag for its duration, and a nested
+message or frame left open is counted, so a write from another thread, or
+from Python code that a write runs (a value's ``__index__``), raises
+:class:`RuntimeError` instead of interleaving its bytes with the first.
+Testing and setting the flag makes no call, so under the GIL no other
+thread runs in between.
+
+An object made with ``cls.__new__(cls)`` (its ``__init__`` never run) has no
+storage; every method that needs it raises :class:`RuntimeError`.
 """
 
 from __future__ import annotations
@@ -70,6 +83,21 @@ def resize(data: bytearray, size: int) -> None:
         data.extend(bytes(size - len(data)))
 
 
+def resize_zeroed(data: bytearray, size: int) -> None:
+    """:func:`resize`, with the bytes added set to zero.
+
+    Compiled, ``PyByteArray_Resize`` leaves them as the allocator found them:
+    bytes of freed objects.
+    """
+    if cython.compiled:
+        previous = len(data)
+        PyByteArray_Resize(data, size)
+        if size > previous:
+            memset(PyByteArray_AS_STRING(data) + previous, 0, size - previous)
+        return
+    resize(data, size)  # extends with zeros
+
+
 def is_exported(data: bytearray) -> bool:
     """Whether a view (``memoryview``, buffer) of ``data`` is alive."""
     if cython.compiled:
@@ -87,6 +115,11 @@ def grown(capacity: int, needed: int) -> int:
     return max(needed, capacity * 2, _INITIAL_CAPACITY)
 
 
+def uninitialised(obj: object) -> RuntimeError:
+    """The error of a method called on an object whose ``__init__`` never ran."""
+    return RuntimeError(f"{type(obj).__name__} is not initialised: its __init__ never ran")
+
+
 class WriteBuffer:
     """A reusable, growable output buffer.
 
@@ -95,13 +128,22 @@ class WriteBuffer:
     bytes; while such a view is alive the buffer refuses to grow or be
     cleared (:class:`BufferError`), so a transport holding it never sees the
     memory move or change. Release the view (``del``, or ``with``) first.
+
+    One write at a time: while a write is under way (from another thread, or
+    in Python code the write runs), or a nested message or frame is open,
+    :meth:`clear`, :meth:`getbuffer` and any other write that would break it
+    raise :class:`RuntimeError`.
     """
 
     def __init__(self, capacity: int = INITIAL_CAPACITY) -> None:
         if capacity < 0:
             raise ValueError(f"capacity must not be negative, got {capacity}")
+        if self._busy or self._regions:  # __init__ called again, mid-write
+            raise self._busy_error(True)
         self._data = bytearray(capacity)
         self._length = 0
+        self._busy: bool = False  # a write is under way (_claim)
+        self._regions: int = 0  # nested messages and frames open
 
     def __len__(self) -> int:
         return self._length
@@ -109,17 +151,49 @@ class WriteBuffer:
     @property
     def capacity(self) -> int:
         """Bytes the buffer holds before it must grow."""
+        if self._data is None:
+            raise uninitialised(self)
         return len(self._data)
 
     def getbuffer(self) -> memoryview:
-        """A read-only view of the pending bytes (no copy)."""
+        """A read-only view of the pending bytes (no copy).
+
+        Raises :class:`RuntimeError` while a write is under way or a nested
+        message or frame is open: the pending bytes may then end inside it.
+        """
+        if self._data is None:
+            raise uninitialised(self)
+        if self._busy or self._regions:
+            raise self._busy_error(True)
         return memoryview(self._data)[: self._length].toreadonly()
 
     def clear(self) -> None:
         """Forget the pending bytes, keeping the capacity."""
-        if is_exported(self._data):
-            raise BufferError("cannot clear while a view from getbuffer() is alive")
-        self._length = 0
+        self._claim(True)
+        try:
+            if is_exported(self._data):
+                raise BufferError("cannot clear while a view from getbuffer() is alive")
+            self._length = 0
+        finally:
+            self._busy = False
+
+    def _claim(self, whole: bool) -> None:
+        """Take the buffer for one write; release it with ``_busy = False``.
+
+        ``whole``: the write needs the buffer at a boundary between fields or
+        frames (a frame, ``clear()``), not inside an open nested message or frame.
+        """
+        if self._data is None:
+            raise uninitialised(self)
+        if self._busy or (whole and self._regions):
+            raise self._busy_error(whole)
+        self._busy = True
+
+    def _busy_error(self, whole: bool) -> RuntimeError:
+        name = type(self).__name__
+        if whole and self._regions and not self._busy:
+            return RuntimeError(f"{name} is already encoding: a nested message or frame is open")
+        return RuntimeError(f"{name} is already encoding")
 
 
 class ReceiveWindow:
@@ -165,7 +239,7 @@ class ReceiveWindow:
                 data = byte_pointer(self._data)
                 move_bytes(data, self._start, unread)
             if capacity != len(self._data):
-                resize(self._data, capacity)
+                resize_zeroed(self._data, capacity)
         self._base += self._start
         self._start = 0
         self._end = unread
@@ -200,3 +274,10 @@ def move_bytes(data: bytearray, start: int, size: int) -> None:
         return
     with memoryview(data) as view:
         view[:size] = view[start : start + size]
+
+
+if not cython.compiled:
+    from codec._pure import fields_as_allocated
+
+    fields_as_allocated(WriteBuffer, _data=None, _length=0, _busy=False, _regions=0)
+    fields_as_allocated(ReceiveWindow, _data=None, _view=None, _start=0, _end=0, _base=0)

@@ -5,6 +5,7 @@ from libc.stdint cimport uint64_t
 
 from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, is_exported, resize,
+    uninitialised,
 )
 from codec._struct cimport (
     Decoder, MessagePlan, Struct, message_size_at, plan_of, write_struct,
@@ -49,6 +50,9 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _error_offset
     cdef bint _eof
     cdef Py_ssize_t _offered
+    cdef bint _busy
+    cdef int _claim(self) except -1
+    cdef object _busy_error(self)
     cdef int _commit(self, Py_ssize_t nbytes) except -1
     @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, size=uint64_t,
                    data=cython.p_uchar)
@@ -69,3 +73,5 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _prefix_of(self, Py_ssize_t pos) noexcept
 
 cdef object _serialize(object message)
+@cython.locals(decoder=Decoder)
+cdef Decoder _decoder_for(object message_type)

@@ -25,6 +25,14 @@ same error. A bad prefix behind frames not taken yet is reported by
 ``next_frame()`` once those frames are out, and every further byte is
 refused at once, so the bytes held stay below ``max_frame_size`` plus a
 prefix plus one ``feed()``.
+
+Misuse, either way: neither class is thread-safe, and each turns concurrent
+or re-entrant use into a :class:`RuntimeError` rather than a corrupt stream.
+An encoder's write, and a decoder's every call, holds a flag for its
+duration (the encoder's is its buffer's, shared with the
+:class:`~codec.wire.WireWriter` of :meth:`FrameEncoder.frame`), so a call
+made meanwhile, from another thread or from Python code the first runs (a
+struct value's ``__index__``, a ``message_type``'s parser), raises at once.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from codec._struct import Decoder
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes, grown, is_exported, resize
+    from codec._buffer import byte_pointer, copy_bytes, grown, is_exported, resize, uninitialised
     from codec._struct import Struct, message_size_at, plan_of, write_struct
     from codec._varint import (
         acquire,
@@ -69,6 +77,19 @@ def _checked_limit(max_frame_size: int) -> int:
     if not 0 <= max_frame_size <= sys.maxsize:
         raise ValueError(f"max_frame_size must be in [0, {sys.maxsize}], got {max_frame_size}")
     return max_frame_size
+
+
+def _decoder_for(message_type: Any) -> Decoder | None:
+    """The :class:`codec.Decoder` of a struct ``message_type``, or None for other types."""
+    if isinstance(message_type, Decoder):
+        decoder = message_type
+        # A Decoder whose __init__ never ran, or failed, has no decoding state.
+        if (decoder.state if cython.compiled else getattr(decoder, "state", None)) is None:
+            raise TypeError("message_type is a Decoder that is not initialised")
+        return decoder
+    if isinstance(message_type, type) and issubclass(message_type, Struct):
+        return Decoder(message_type)
+    return None
 
 
 def _serialize(message: Any) -> bytes:
@@ -185,6 +206,12 @@ class FrameEncoder(WriteBuffer):
     view of them for a transport. While that view is alive the encoder
     refuses to grow or clear (:class:`BufferError`). A frame over
     ``max_frame_size`` raises :class:`FrameTooLargeError` and writes nothing.
+
+    Not thread-safe: a call to :meth:`write`, :meth:`encode`, :meth:`frame`,
+    :meth:`clear` or :meth:`getbuffer` while a frame is being written (by
+    another thread, or by Python code the encode runs, or inside an open
+    ``frame()`` block) raises ``RuntimeError("FrameEncoder is already
+    encoding")`` and changes nothing.
     """
 
     def __init__(
@@ -206,9 +233,13 @@ class FrameEncoder(WriteBuffer):
 
         Returns the number of bytes appended.
         """
-        end = _frame_into(self._data, self._length, payload, self._max_frame_size, False)
-        written = end - self._length
-        self._length = end
+        self._claim(True)
+        try:
+            end = _frame_into(self._data, self._length, payload, self._max_frame_size, False)
+            written = end - self._length
+            self._length = end
+        finally:
+            self._busy = False
         return written
 
     def frame(self) -> Delimited:
@@ -229,14 +260,13 @@ class FrameEncoder(WriteBuffer):
         buffer; a google.protobuf message is serialized once, then copied.
         """
         if isinstance(message, Struct):
-            start = self._length
+            self._claim(True)  # held while the struct's values run Python code
             try:
+                start = self._length
                 end = _put_struct(self._data, start, message, self._max_frame_size, False)
+                self._length = end
             finally:
-                if self._length != start:  # Python code run by the write pass wrote frames,
-                    self._length = start  # then this one was written over them: drop them all
-                    raise EncodeError("the encoder was written to while it was encoding a struct")
-            self._length = end
+                self._busy = False
             return end - start
         return self.write(_serialize(message))
 
@@ -263,6 +293,10 @@ class FrameDecoder(ReceiveWindow):
     parser (``MemoryError``, ``RecursionError`` when the stack is nearly
     used up, a bug) is not a verdict on the input: it propagates unchanged,
     the frame is consumed and the decoder is not poisoned.
+
+    Not thread-safe: a call made while another is under way (from another
+    thread, or from ``message_type``'s parser) raises
+    ``RuntimeError("FrameDecoder is already decoding")`` and changes nothing.
     """
 
     def __init__(
@@ -272,15 +306,15 @@ class FrameDecoder(ReceiveWindow):
         strict: bool = False,
         message_type: Any = None,
     ) -> None:
+        if self._busy:  # __init__ called again, from a parser
+            raise self._busy_error()
+        limit = _checked_limit(max_frame_size)  # the arguments are checked before any change
+        decoder = _decoder_for(message_type)
         ReceiveWindow.__init__(self)
-        self._max_frame_size = _checked_limit(max_frame_size)
+        self._max_frame_size = limit
         self._strict = strict
         self._message_type = message_type
-        self._decoder = None  # for structs: a codec.Decoder (a struct class gets the defaults)
-        if isinstance(message_type, Decoder):
-            self._decoder = message_type
-        elif isinstance(message_type, type) and issubclass(message_type, Struct):
-            self._decoder = Decoder(message_type)
+        self._decoder = decoder  # for structs (a struct class gets the default options)
         self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
         self._payload_size = 0
         self._checked = 0  # stream offset of the first frame received but not yet complete
@@ -288,6 +322,7 @@ class FrameDecoder(ReceiveWindow):
         self._error_offset = 0  # stream offset of the frame at fault
         self._eof = False
         self._offered = 0  # free bytes given out by the last get_buffer()
+        self._busy: bool = False  # a call is under way (_claim)
 
     @property
     def max_frame_size(self) -> int:
@@ -297,9 +332,13 @@ class FrameDecoder(ReceiveWindow):
     @property
     def frame_in_progress(self) -> bool:
         """True while a frame has started arriving but is not complete."""
-        if self._error is not None or self._end == self._start:
-            return False
-        return not self._frame_complete()
+        self._claim()
+        try:
+            if self._error is not None or self._end == self._start:
+                return False
+            return not self._frame_complete()
+        finally:
+            self._busy = False
 
     # --- bytes in ----------------------------------------------------------
 
@@ -307,32 +346,47 @@ class FrameDecoder(ReceiveWindow):
         """A writable view of free space in the window, for ``recv_into``.
 
         It holds ``sizehint`` bytes (64 KiB when ``sizehint`` is not positive).
-        Report how many bytes were written with :meth:`buffer_updated`.
+        Report how many bytes were written with :meth:`buffer_updated`. The
+        view holds zeros, or bytes this decoder received before: memory the
+        window grows into is zeroed, so it never shows other objects' bytes.
         """
-        self._check_receiving()
-        room = sizehint if sizehint > 0 else RECEIVE_CHUNK
-        self._make_room(room)
-        self._offered = room
-        return self._received(self._end, self._end + room)
+        self._claim()
+        try:
+            self._check_receiving()
+            room = sizehint if sizehint > 0 else RECEIVE_CHUNK
+            self._make_room(room)
+            self._offered = room
+            return self._received(self._end, self._end + room)
+        finally:
+            self._busy = False
 
     def buffer_updated(self, nbytes: int) -> None:
         """Take ``nbytes`` written at the start of the last :meth:`get_buffer` view."""
-        self._check_receiving()
-        if not 0 <= nbytes <= self._offered:
-            raise ValueError(
-                f"buffer_updated({nbytes}): the last get_buffer() gave out {self._offered} bytes"
-            )
-        self._commit(nbytes)
+        self._claim()
+        try:
+            self._check_receiving()
+            if not 0 <= nbytes <= self._offered:
+                raise ValueError(
+                    f"buffer_updated({nbytes}): the last get_buffer() gave out"
+                    f" {self._offered} bytes"
+                )
+            self._commit(nbytes)
+        finally:
+            self._busy = False
 
     def feed(self, data: Any) -> None:
         """Copy ``data`` (any contiguous buffer) into the window."""
-        self._check_receiving()
-        with byte_view(data, False) as source:
-            size = len(source)
-            self._make_room(size)
-            with memoryview(self._data) as window:
-                window[self._end : self._end + size] = source
-        self._commit(size)
+        self._claim()
+        try:
+            self._check_receiving()
+            with byte_view(data, False) as source:
+                size = len(source)
+                self._make_room(size)
+                with memoryview(self._data) as window:
+                    window[self._end : self._end + size] = source
+            self._commit(size)
+        finally:
+            self._busy = False
 
     def feed_eof(self) -> None:
         """Mark the end of the stream.
@@ -343,46 +397,54 @@ class FrameDecoder(ReceiveWindow):
         body lacked); the complete frames before that point can still be read
         before the error repeats.
         """
-        if self._error is not None:
-            raise self._error
-        self._eof = True
-        pos = self._start
-        while pos < self._end:
-            n = self._prefix_at(pos)
-            if n == 0:
-                self._fail(
-                    TruncatedError("stream ended inside a frame prefix", self._base + pos), pos
-                )
-            size = varint_value(byte_pointer(self._data), pos, n)
-            received = self._end - pos - n
-            if size > received:
-                self._fail(
-                    TruncatedError(
-                        "stream ended inside a frame body",
-                        self._base + pos,
-                        missing=size - received,
-                    ),
-                    pos,
-                )
-            pos += n + size
+        self._claim()
+        try:
+            if self._error is not None:
+                raise self._error
+            self._eof = True
+            pos = self._start
+            while pos < self._end:
+                n = self._prefix_at(pos)
+                if n == 0:
+                    self._fail(
+                        TruncatedError("stream ended inside a frame prefix", self._base + pos), pos
+                    )
+                size = varint_value(byte_pointer(self._data), pos, n)
+                received = self._end - pos - n
+                if size > received:
+                    self._fail(
+                        TruncatedError(
+                            "stream ended inside a frame body",
+                            self._base + pos,
+                            missing=size - received,
+                        ),
+                        pos,
+                    )
+                pos += n + size
+        finally:
+            self._busy = False
 
     # --- frames out --------------------------------------------------------
 
     def next_frame(self) -> Any:
         """The next complete frame (a ``memoryview``, or a message), or ``None``."""
-        if self._error is not None and self._base + self._start >= self._error_offset:
-            raise self._error
-        if not self._frame_complete():
-            return None
-        start = self._start
-        payload = start + self._prefix_size
-        end = payload + self._payload_size
-        self._start = end
-        self._prefix_size = 0
-        frame = self._received(payload, end)
-        if self._message_type is None:
-            return frame
-        return self._parse(frame, start)
+        self._claim()
+        try:
+            if self._error is not None and self._base + self._start >= self._error_offset:
+                raise self._error
+            if not self._frame_complete():
+                return None
+            start = self._start
+            payload = start + self._prefix_size
+            end = payload + self._payload_size
+            self._start = end
+            self._prefix_size = 0
+            frame = self._received(payload, end)
+            if self._message_type is None:
+                return frame
+            return self._parse(frame, start)
+        finally:
+            self._busy = False
 
     def __iter__(self) -> Iterator[Any]:
         return self
@@ -429,6 +491,17 @@ class FrameDecoder(ReceiveWindow):
                 break
             pos += n + size
         self._checked = self._base + pos
+
+    def _claim(self) -> None:
+        """Hold the decoder for one call; release it with ``_busy = False``."""
+        if self._data is None:
+            raise uninitialised(self)
+        if self._busy:
+            raise self._busy_error()
+        self._busy = True
+
+    def _busy_error(self) -> RuntimeError:
+        return RuntimeError(f"{type(self).__name__} is already decoding")
 
     def _check_receiving(self) -> None:
         if self._error is not None:
@@ -501,6 +574,26 @@ class FrameDecoder(ReceiveWindow):
         """Length of the (valid) frame prefix at ``pos``."""
         return varint_scan(byte_pointer(self._data), pos, self._end, self._strict)
 
+
+if not cython.compiled:
+    from codec._pure import fields_as_allocated
+
+    fields_as_allocated(FrameEncoder, _max_frame_size=0)
+    fields_as_allocated(
+        FrameDecoder,
+        _max_frame_size=0,
+        _strict=False,
+        _message_type=None,
+        _decoder=None,
+        _prefix_size=0,
+        _payload_size=0,
+        _checked=0,
+        _error=None,
+        _error_offset=0,
+        _eof=False,
+        _offered=0,
+        _busy=False,
+    )
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",

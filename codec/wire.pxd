@@ -8,7 +8,7 @@ from libc.string cimport memcpy, memmove
 
 from codec._buffer cimport (
     MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, copy_bytes, grown,
-    resize,
+    resize, uninitialised,
 )
 from codec._varint cimport (
     read_le, write_le, acquire, varint_error, varint_scan, varint_size, varint_value,
@@ -90,10 +90,10 @@ cdef class WireWriter:
     cdef Py_ssize_t _room(self, Py_ssize_t size) except -1
 
     @cython.locals(bits=uint64_t, width=Py_ssize_t, pos=Py_ssize_t, out=cython.p_uchar,
-                   tag=uint64_t)
+                   tag=uint64_t, buffer=WriteBuffer)
     cdef int _scalar(self, object field, Py_ssize_t code, object value) except -1
 
-    @cython.locals(pos=Py_ssize_t, out=cython.p_uchar)
+    @cython.locals(pos=Py_ssize_t, out=cython.p_uchar, buffer=WriteBuffer)
     cdef int _put_len(self, uint64_t tag, const uchar *source, Py_ssize_t size) except -1
 
     @cython.locals(data="const char *", size=Py_ssize_t)
@@ -103,7 +103,7 @@ cdef class WireWriter:
     cdef int _put_buffer(self, object field, uint64_t tag, object data) except -1
 
     @cython.locals(view=Py_buffer, n=Py_ssize_t, elements="const uchar *", size=Py_ssize_t,
-                   pos=Py_ssize_t, out=cython.p_uchar)
+                   pos=Py_ssize_t, out=cython.p_uchar, buffer=WriteBuffer)
     cdef int _put_varints(self, uint64_t tag, object column, Py_ssize_t code,
                           object numpy) except -1
 
@@ -126,6 +126,8 @@ cdef class Delimited:
     cdef uint64_t _tag
     cdef Py_ssize_t _limit, _start, _body
 
+@cython.locals(buffer=WriteBuffer)
+cdef WriteBuffer _claimed(WireWriter writer, bint whole)
 @cython.locals(region=Delimited)
 cdef Delimited _region(WireWriter writer, uint64_t tag, Py_ssize_t limit)
 @cython.locals(writer=WireWriter)

@@ -6,7 +6,11 @@ one). Every value is checked before a byte of its field is written, so a
 refused value leaves the buffer as it was, and a field written in several
 steps (a packed run from a sequence, a nested message, a frame) is rolled
 back as a whole. The storage is taken again after every resize, never held
-across one.
+across one. Each write claims the buffer for its duration (a flag on the
+buffer, see ``codec._buffer``), and an open nested message or frame is
+counted on it, so a write made meanwhile, from another thread or from a
+value's ``__index__``, raises :class:`RuntimeError` instead of landing inside
+another field.
 
 Nested messages and frames reserve one byte for their length and write the
 body after it; on exit the length goes into that byte, and a body of 128
@@ -56,7 +60,7 @@ from codec._buffer import WriteBuffer
 from codec._varint import Bytes, WritableBytes, byte_view
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes, grown, resize
+    from codec._buffer import byte_pointer, copy_bytes, grown, resize, uninitialised
     from codec._varint import (
         _float_bits,
         read_le,
@@ -487,14 +491,23 @@ class WireWriter:
     Integer kinds follow protobuf: ``int32``/``int64``/``enum`` write negative
     values as 10-byte two's complement varints, ``sint32``/``sint64`` use
     ZigZag, ``fixed*``/``sfixed*``/``float``/``double`` are little-endian.
+
+    A field is written whole or not at all: a write to the same buffer while
+    one is under way (from another thread, or from Python code the first runs,
+    such as a packed value's ``__index__``) raises :class:`RuntimeError`, as
+    :meth:`codec.FrameEncoder.clear` and whole frames do while a nested
+    message or frame is open. The writer is not thread-safe: this only turns
+    misuse into an error.
     """
 
     def __init__(self, buffer: WriteBuffer | None = None) -> None:
+        if self.buffer is not None:
+            raise RuntimeError("WireWriter is already initialised")
         if buffer is None:
             buffer = WriteBuffer()
         elif not isinstance(buffer, WriteBuffer):
             raise TypeError(f"buffer must be a WriteBuffer, not {type(buffer).__name__}")
-        self.buffer = buffer
+        self.buffer: WriteBuffer = buffer
 
     # --- scalars ----------------------------------------------------------
 
@@ -566,8 +579,12 @@ class WireWriter:
         if not isinstance(wire_type, int) or not 0 <= wire_type <= 5:
             raise EncodeError(f"field {field}: wire type must be in [0, 5], not {wire_type!r}")
         tag = _tag(field, wire_type)
-        pos = self._room(varint_size(tag))
-        self.buffer._length = varint_write(byte_pointer(self.buffer._data), pos, tag)
+        buffer = _claimed(self, False)
+        try:
+            pos = self._room(varint_size(tag))
+            buffer._length = varint_write(byte_pointer(buffer._data), pos, tag)
+        finally:
+            buffer._busy = False
 
     def raw(self, data: Any) -> None:
         """Bytes as they are (any contiguous buffer), for hand-written encoders."""
@@ -635,23 +652,31 @@ class WireWriter:
 
     def _scalar(self, field: object, code: int, value: object) -> None:
         tag = _tag(field, _VARINT if code < _K_FIXED32 else _I32 if code < _K_FIXED64 else _I64)
-        bits = _bits(field, code, value)
+        bits = _bits(field, code, value)  # may run Python code: before the claim
         width = _width(code)
-        pos = self._room(varint_size(tag) + (width or varint_size(bits)))
-        out = byte_pointer(self.buffer._data)
-        pos = varint_write(out, pos, tag)
-        pos = write_le(out, pos, bits, width) if width else varint_write(out, pos, bits)
-        self.buffer._length = pos
+        buffer = _claimed(self, False)
+        try:
+            pos = self._room(varint_size(tag) + (width or varint_size(bits)))
+            out = byte_pointer(buffer._data)
+            pos = varint_write(out, pos, tag)
+            pos = write_le(out, pos, bits, width) if width else varint_write(out, pos, bits)
+            buffer._length = pos
+        finally:
+            buffer._busy = False
 
     def _put_len(self, tag: int, source: Bytes, size: int) -> None:
         """Write ``tag`` and ``varint(size)`` (neither if ``tag`` is 0), then ``size`` bytes."""
-        pos = self._room((varint_size(tag) + varint_size(size) if tag else 0) + size)
-        out = byte_pointer(self.buffer._data)
-        if tag:
-            pos = varint_write(out, pos, tag)
-            pos = varint_write(out, pos, size)
-        copy_bytes(out, pos, source, size)
-        self.buffer._length = pos + size
+        buffer = _claimed(self, False)
+        try:
+            pos = self._room((varint_size(tag) + varint_size(size) if tag else 0) + size)
+            out = byte_pointer(buffer._data)
+            if tag:
+                pos = varint_write(out, pos, tag)
+                pos = varint_write(out, pos, size)
+            copy_bytes(out, pos, source, size)
+            buffer._length = pos + size
+        finally:
+            buffer._busy = False
 
     def _put_text(self, field: object, tag: int, text: object) -> None:
         """:meth:`_put_len` of the UTF-8 bytes of a ``str``."""
@@ -702,12 +727,16 @@ class WireWriter:
             try:
                 elements = cython.cast(cython.p_uchar, view.buf)
                 size = _column_size(elements, n, code)
-                # _write_column may store up to three bytes past the end
-                pos = self._room(varint_size(tag) + varint_size(size) + size + 3)
-                out = byte_pointer(self.buffer._data)
-                pos = varint_write(out, pos, tag)
-                pos = varint_write(out, pos, size)
-                self.buffer._length = _write_column(out, pos, elements, n, code)
+                buffer = _claimed(self, False)
+                try:
+                    # _write_column may store up to three bytes past the end
+                    pos = self._room(varint_size(tag) + varint_size(size) + size + 3)
+                    out = byte_pointer(buffer._data)
+                    pos = varint_write(out, pos, tag)
+                    pos = varint_write(out, pos, size)
+                    buffer._length = _write_column(out, pos, elements, n, code)
+                finally:
+                    buffer._busy = False
             finally:
                 PyBuffer_Release(cython.address(view))
         else:
@@ -723,28 +752,31 @@ class WireWriter:
                 f"field {field}: packed values must be a numpy array or an iterable, "
                 f"not {type(values).__name__}"
             ) from None
-        buffer = self.buffer
-        start = buffer._length
-        body = self._open(tag)
-        width = _width(code)
-        count = 0
+        buffer = _claimed(self, False)  # held while iterating: the values run Python code
         try:
-            for value in items:
-                bits = _bits(field, code, value)
-                pos = self._room(width or varint_size(bits))
-                out = byte_pointer(buffer._data)
-                if width:
-                    buffer._length = write_le(out, pos, bits, width)
-                else:
-                    buffer._length = varint_write(out, pos, bits)
-                count += 1
-        except BaseException:
-            self._rollback(start)
-            raise
-        if count:
-            self._close(start, body, sys.maxsize)
-        else:
-            self._rollback(start)  # proto3: an empty packed field is not written
+            start = buffer._length
+            body = self._open(tag)
+            width = _width(code)
+            count = 0
+            try:
+                for value in items:
+                    bits = _bits(field, code, value)
+                    pos = self._room(width or varint_size(bits))
+                    out = byte_pointer(buffer._data)
+                    if width:
+                        buffer._length = write_le(out, pos, bits, width)
+                    else:
+                        buffer._length = varint_write(out, pos, bits)
+                    count += 1
+            except BaseException:
+                self._rollback(start)
+                raise
+            if count:
+                self._close(start, body, sys.maxsize)
+            else:
+                self._rollback(start)  # proto3: an empty packed field is not written
+        finally:
+            buffer._busy = False
 
     def _open(self, tag: int) -> int:
         """Write ``tag`` (none if 0) and one reserved length byte; return where the body goes."""
@@ -763,9 +795,7 @@ class WireWriter:
         failure to make room for a longer prefix, removes the field.
         """
         buffer = self.buffer
-        end = buffer._length
-        if end < body:
-            raise RuntimeError("the buffer was cleared while a nested message or frame was open")
+        end = buffer._length  # never below body: clear() refuses while a region is open
         size = end - body
         if size > limit:
             self._rollback(start)
@@ -792,22 +822,34 @@ class Delimited:
     """A length-delimited region being written: a nested message, or a frame.
 
     Returned by :meth:`WireWriter.message` and :meth:`codec.FrameEncoder.frame`;
-    use it once, in a ``with`` statement, which gives the writer.
+    use it once, in a ``with`` statement, which gives the writer. While it is
+    open it is counted on the buffer, which then refuses ``clear()``,
+    ``getbuffer()`` and whole frames (:class:`RuntimeError`).
     """
 
     def __init__(self, writer: WireWriter, tag: int, limit: int) -> None:
         self._writer = writer
         self._tag = tag  # 0 for a frame, which has no tag
         self._limit = limit
-        self._start = -1  # where the region begins, while it is open
-        self._body = 0
+        self._start = 0  # where the region begins, while it is open
+        self._body = 0  # where its body begins while it is open (never 0), else 0
 
     def __enter__(self) -> WireWriter:
-        if self._start >= 0:
-            raise RuntimeError("this nested message or frame is already open")
         writer = self._writer
-        self._start = writer.buffer._length
-        self._body = writer._open(self._tag)
+        if writer is None:
+            raise RuntimeError(
+                "Delimited is not initialised: WireWriter.message() and "
+                "FrameEncoder.frame() make them"
+            )
+        if self._body:
+            raise RuntimeError("this nested message or frame is already open")
+        buffer = _claimed(writer, self._tag == 0)  # a frame starts between frames only
+        try:
+            self._start = buffer._length
+            self._body = writer._open(self._tag)
+            buffer._regions += 1
+        finally:
+            buffer._busy = False
         return writer
 
     def __exit__(
@@ -816,14 +858,29 @@ class Delimited:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        start = self._start
-        if start < 0:
+        if not self._body:
             raise RuntimeError("this nested message or frame is not open")
-        self._start = -1
-        if exc_type is None:
-            self._writer._close(start, self._body, self._limit)
-        else:
-            self._writer._rollback(start)  # and the exception goes on
+        writer = self._writer
+        buffer = _claimed(writer, False)
+        body = self._body
+        self._body = 0
+        try:
+            if exc_type is None:
+                writer._close(self._start, body, self._limit)
+            else:
+                writer._rollback(self._start)  # and the exception goes on
+        finally:
+            buffer._regions -= 1
+            buffer._busy = False
+
+
+def _claimed(writer: WireWriter, whole: bool) -> WriteBuffer:
+    """The writer's buffer, claimed for one write (release: ``buffer._busy = False``)."""
+    buffer = writer.buffer
+    if buffer is None:
+        raise uninitialised(writer)
+    buffer._claim(whole)
+    return buffer
 
 
 def _region(writer: WireWriter, tag: int, limit: int) -> Delimited:
@@ -832,8 +889,6 @@ def _region(writer: WireWriter, tag: int, limit: int) -> Delimited:
     region._writer = writer
     region._tag = tag
     region._limit = limit
-    region._start = -1
-    region._body = 0
     return region
 
 
@@ -1202,6 +1257,8 @@ class WireReader:
 
     def _locate(self, view: memoryview) -> int:
         """Position of ``view`` (a byte view) in this reader's buffer; ValueError if outside."""
+        if self._view is None:
+            raise uninitialised(self)
         if cython.compiled:
             address = cython.cast(cython.size_t, cython.cast(MemoryViewPointer, view).view.buf)
             origin = cython.cast(cython.size_t, cython.cast(MemoryViewPointer, self._view).view.buf)
@@ -1217,6 +1274,15 @@ class WireReader:
             raise ValueError("the value is not part of this reader's buffer")
         return start
 
+
+if not cython.compiled:
+    from codec._pure import fields_as_allocated
+
+    fields_as_allocated(WireWriter, buffer=None)
+    fields_as_allocated(Delimited, _writer=None, _tag=0, _limit=0, _start=0, _body=0)
+    fields_as_allocated(
+        WireReader, _view=None, _pos=0, _end=0, _base=0, _depth=0, _max_depth=0, _group_end=0
+    )
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",

@@ -32,6 +32,17 @@ Figures (``reliability_anchors.md`` §5; all by default, in this order):
   profiler's stream reader (``codec/profiler/stream.py``, ``model.py``). Lines
   under ``if cython.compiled:`` are C only and left out. Needs ``coverage``.
 
+* ``uninitialised``: every probe call of ``tests/test_hostile.py`` on an object
+  made with ``cls.__new__(cls)``, each in its own process: how many crash,
+  raise a clear error, or work.
+* ``misuse``: one ``FrameEncoder``, ``WireWriter`` and ``FrameDecoder`` each
+  shared by two threads (one runs Python code in the middle of its calls: a
+  value's ``__index__``, a parser), and each re-entered from such a callback
+  (the actions of the re-entry tests): calls that returned, what reached the
+  stream, what went missing, and calls refused.
+* ``stale``: 100 fresh decoders after freed heap blocks were filled with a
+  marker: how many ``get_buffer(n)`` views held non-zero bytes.
+
 ``--corpus`` adds corpus directories (e.g. the ones a long fuzzing session grew);
 each figure reads the directories named after its target.
 """
@@ -41,10 +52,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import json
+import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from collections import Counter
@@ -692,6 +707,324 @@ def coverage(extra: list[Path], _: int) -> None:
             )
 
 
+# --- misuse: objects whose __init__ never ran, threads, re-entry, stale memory ----------------
+
+
+def uninitialised(extra: list[Path], _: int) -> None:
+    import test_hostile as hostile
+
+    cases = [
+        (f"{name}.{method}", name, hostile.UNINITIALISED_CALLS[method])
+        for name, cls in hostile._compiled_public_classes().items()
+        for method in hostile._public_names(cls)
+    ]
+    cases += [(label, "", call) for label, call in hostile.UNINITIALISED_VIA.items()]
+    outcomes: Counter[str] = Counter()
+    crashed = []
+    for case in cases:
+        run = subprocess.run(
+            [sys.executable, "-c", hostile._PROBE, json.dumps([case])],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(Path(codec.__file__).resolve().parent.parent)),
+        )
+        if run.returncode:
+            crashed.append(case[0])
+            outcomes[f"crash (exit {run.returncode})"] += 1
+            continue
+        done = [json.loads(line) for line in run.stdout.splitlines()][-1]
+        clear = hostile._acceptable(done[2], done[3])
+        outcomes[done[2] if clear else f"unclear {done[2]}"] += 1
+    classes = len({name for _, name, _ in cases if name})
+    print(f"\n## objects whose __init__ never ran: {len(cases)} calls, {classes} classes")
+    for outcome, count in sorted(outcomes.items()):
+        print(f"  {outcome:<28} {count:>4}")
+    if crashed:
+        print("  crashed:", ", ".join(crashed))
+
+
+def _two_threads(busy: Callable[[Callable[[], None]], None], call: Callable[[int], bool]) -> int:
+    """Run ``busy`` in one thread and ``call(i)`` in another until ``busy`` ends.
+
+    ``busy`` gets a ``pause`` to run inside its calls: the first waits until the
+    other thread has made a call. Returns how many calls the second thread made.
+    """
+    inside, tried = threading.Event(), threading.Event()
+
+    def pause() -> None:
+        if not inside.is_set():
+            inside.set()
+            tried.wait(10)
+        time.sleep(0)
+
+    calls = 0
+
+    def calling() -> None:
+        nonlocal calls
+        inside.wait(10)
+        while calls < 20_000:
+            call(calls)
+            calls += 1
+            tried.set()
+            if not first.is_alive():
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        first = threading.Thread(target=busy, args=(pause,))
+        second = threading.Thread(target=calling)
+        first.start()
+        second.start()
+        first.join()
+        second.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return calls
+
+
+class _Paused:
+    def __init__(self, value: int, pause: Callable[[], None]) -> None:
+        self.value = value
+        self.pause = pause
+
+    def __index__(self) -> int:
+        self.pause()
+        return self.value
+
+
+def _attempt(outcome: Counter[str], call: Callable[[], object]) -> bool:
+    try:
+        call()
+    except RuntimeError:
+        outcome["refused"] += 1
+        return False
+    except Exception as exc:  # what misuse did before the busy flags
+        outcome[f"raised {type(exc).__name__}"] += 1
+        return False
+    outcome["returned"] += 1
+    return True
+
+
+def _compare(outcome: Counter[str], returned: list[Any], landed: list[Any]) -> None:
+    missing = Counter(returned) - Counter(landed)
+    extra = Counter(landed) - Counter(returned)
+    outcome["reached the stream"] = sum((Counter(landed) & Counter(returned)).values())
+    outcome["returned but missing"] = sum(missing.values())
+    outcome["in the stream but not returned"] = sum(extra.values())
+
+
+def _frames(stream: bytes) -> list[bytes]:
+    decoder = codec.FrameDecoder()
+    try:
+        decoder.feed(stream)
+        decoder.feed_eof()
+        return [bytes(frame) for frame in decoder]
+    except codec.DecodeError:
+        return [b"<corrupt stream>"]
+
+
+def _encoder_threads() -> Counter[str]:
+    from codec._peerbench import Sample
+
+    struct = codec.struct(Sample)
+    encoder = codec.FrameEncoder()
+    outcome: Counter[str] = Counter()
+    returned: list[bytes] = []
+
+    def encoding(pause: Callable[[], None]) -> None:
+        from unchecked import unchecked
+
+        for i in range(200):
+            message = unchecked(struct, scope_id=_Paused(i, pause), name=f"a{i}")
+            if _attempt(outcome, lambda message=message: encoder.encode(message)):
+                returned.append(codec.encode(struct(scope_id=i, name=f"a{i}")))
+
+    def writing(i: int) -> bool:
+        payload = b"b%d" % i
+        if _attempt(outcome, lambda: encoder.write(payload)):
+            returned.append(payload)
+        return True
+
+    _two_threads(encoding, writing)
+    _compare(outcome, returned, _frames(bytes(encoder.getbuffer())))
+    return outcome
+
+
+def _writer_threads() -> Counter[str]:
+    writer = codec.WireWriter()
+    outcome: Counter[str] = Counter()
+    returned: list[tuple[int, Any]] = []
+
+    def packing(pause: Callable[[], None]) -> None:
+        for i in range(100):
+            values = [i, _Paused(i + 1, pause), i + 2]
+            if _attempt(outcome, lambda values=values: writer.packed(1, "uint32", values)):
+                returned.append((1, bytes([i, i + 1, i + 2])))
+
+    def scalar(i: int) -> bool:
+        if _attempt(outcome, lambda: writer.uint32(2, i)):
+            returned.append((2, i))
+        return True
+
+    _two_threads(packing, scalar)
+    try:
+        with writer.buffer.getbuffer() as view:
+            landed = [
+                (field, bytes(value) if wire == codec.LEN else value)
+                for field, wire, value in codec.WireReader(bytes(view))
+            ]
+    except codec.DecodeError:
+        landed = [(0, "<corrupt message>")]
+    _compare(outcome, returned, landed)
+    return outcome
+
+
+def _decoder_threads() -> Counter[str]:
+    outcome: Counter[str] = Counter()
+    fed: list[bytes] = []
+    taken: list[bytes] = []
+    pauses: list[Callable[[], None]] = []
+
+    class Parsed:
+        @staticmethod
+        def FromString(data: memoryview) -> bytes:
+            for pause in pauses:
+                pause()
+            return bytes(data)
+
+    decoder = codec.FrameDecoder(message_type=Parsed)
+
+    def feed(name: bytes, i: int) -> None:
+        payload = name + b"%d" % i
+        frame = codec.varint.encode(len(payload)) + payload
+        if _attempt(outcome, lambda: decoder.feed(frame)):
+            fed.append(payload)
+        with contextlib.suppress(RuntimeError):
+            while (message := decoder.next_frame()) is not None:
+                taken.append(message)
+
+    def feeding(pause: Callable[[], None]) -> None:
+        pauses.append(pause)
+        for i in range(300):
+            feed(b"a", i)
+
+    def other(i: int) -> bool:
+        feed(b"b", i)
+        return True
+
+    _two_threads(feeding, other)
+    pauses.clear()
+    with contextlib.suppress(RuntimeError):
+        taken.extend(decoder)
+    _compare(outcome, fed, taken)
+    return outcome
+
+
+def _reentry() -> Counter[str]:
+    """Each re-entry action of the tests, run from a callback: refused, or what it did."""
+    import test_framing
+    import test_wire
+
+    outcome: Counter[str] = Counter()
+    for name, action in test_framing.ENCODER_REENTRY.items():
+        _reentry_outcome(outcome, f"FrameEncoder: {name}", *_encoder_reentry(action))
+    for name, action in test_wire.WRITER_REENTRY.items():
+        _reentry_outcome(outcome, f"WireWriter: {name}", *_writer_reentry(action))
+    for name, action in test_framing.DECODER_REENTRY.items():
+        _reentry_outcome(outcome, f"FrameDecoder: {name}", *_decoder_reentry(action))
+    return outcome
+
+
+def _raised(call: Callable[[], object]) -> str:
+    try:
+        call()
+    except Exception as exc:
+        return type(exc).__name__
+    return ""
+
+
+def _encoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
+    import test_framing
+
+    struct = test_framing.SampleStruct
+    encoder = codec.FrameEncoder()
+    value = test_framing.Reentrant(7, lambda: action(encoder))
+    message = test_framing.unchecked(struct, scope_id=value, name="x")
+    raised = _raised(lambda: encoder.encode(message))
+    expected = [codec.encode(struct(scope_id=7, name="x"))]
+    return value.outcomes, raised, _frames(bytes(encoder.getbuffer())) == expected
+
+
+def _writer_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
+    import test_wire
+
+    writer = codec.WireWriter()
+    value = test_wire.Reentrant(2, lambda: action(writer))
+    raised = _raised(lambda: writer.packed(1, "int32", [1, value, 3]))
+    return value.outcomes, raised, test_wire.output(writer) == b"\x0a\x03\x01\x02\x03"
+
+
+def _decoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
+    import test_framing
+
+    outcomes: list[str] = []
+    got: list[bytes] = []
+    parser = test_framing._parser(lambda payload: payload == b"a" and action(decoder), outcomes)
+    decoder = codec.FrameDecoder(message_type=parser)
+
+    def drain() -> None:
+        decoder.feed(b"\x01a\x01b")
+        got.extend(decoder)
+
+    raised = _raised(drain)
+    return outcomes[:1], raised, got == [b"a", b"b"]
+
+
+def _reentry_outcome(
+    outcome: Counter[str], name: str, inner: list[str], raised: str, intact: bool
+) -> None:
+    if inner and "done" not in inner and not raised and intact:
+        outcome["refused, output intact"] += 1
+        return
+    outcome["accepted, or output broken"] += 1
+    print(
+        f"  {name}: inner call {'/'.join(inner) or 'not made'}; outer call raised"
+        f" {raised or 'nothing'}; output intact: {intact}"
+    )
+
+
+def misuse(extra: list[Path], _: int) -> None:
+    for title, run in (
+        ("FrameEncoder: encode() of structs pausing in __index__ vs write()", _encoder_threads),
+        ("WireWriter: packed() pausing in __index__ vs uint32()", _writer_threads),
+        ("FrameDecoder: feed()+next_frame() with a pausing parser, two threads", _decoder_threads),
+    ):
+        print(f"\n## two threads, {title}")
+        for key, count in sorted(run().items()):
+            print(f"  {key:<34} {count:>6}")
+    print("\n## re-entry from a callback (the actions of the tests)")
+    for key, count in sorted(_reentry().items()):
+        print(f"  {key:<34} {count:>6}")
+
+
+def stale(extra: list[Path], _: int) -> None:
+    import test_framing
+
+    print("\n## get_buffer(n) of fresh decoders, freed memory filled with 0xA5 first")
+    for size in (5000, 8192, 65536, MiB):
+        dirty = 0
+        nonzero = 0
+        for _ in range(100):
+            test_framing._fill_freed_memory(0xA5)
+            decoder = codec.FrameDecoder()
+            with decoder.get_buffer(size) as view:
+                count = size - view.tobytes().count(0)
+            dirty += count > 0
+            nonzero += count
+        print(f"  n = {size:>8}: {dirty:>3} / 100 views held non-zero bytes ({nonzero} bytes)")
+
+
 FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "split": split,
     "memory": memory,
@@ -701,6 +1034,9 @@ FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "heap": heap,
     "slow": slow,
     "coverage": coverage,
+    "uninitialised": uninitialised,
+    "misuse": misuse,
+    "stale": stale,
 }
 
 

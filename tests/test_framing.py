@@ -29,6 +29,8 @@ import gc
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
 from hypothesis import given
 from hypothesis import strategies as st
+from unchecked import unchecked
 
 import codec
 from codec import (
@@ -1252,3 +1255,278 @@ def test_message_frames_do_not_pin_the_window() -> None:
     assert list(decoder) == [sample()] * 100
     with decoder.get_buffer(1) as view:
         assert view.obj is window
+
+
+# --- misuse: re-entry and threads -----------------------------------------------------
+
+
+SampleStruct = codec.struct(Sample)
+
+
+class Reentrant:
+    """A number whose ``__index__`` first runs ``action``, noting what it raised each time."""
+
+    def __init__(self, value: int, action: Callable[[], object]) -> None:
+        self.value = value
+        self.action = action
+        self.outcomes: list[str] = []
+
+    def __index__(self) -> int:
+        try:
+            self.action()
+        except RuntimeError as exc:
+            self.outcomes.append(str(exc))
+        else:
+            self.outcomes.append("done")
+        return self.value
+
+
+def _frames_of(stream: bytes) -> list[bytes]:
+    decoder = FrameDecoder()
+    decoder.feed(stream)
+    decoder.feed_eof()
+    return [bytes(frame) for frame in decoder]
+
+
+ENCODER_REENTRY: dict[str, Callable[[FrameEncoder], object]] = {
+    "write": lambda encoder: encoder.write(b"inner"),
+    "encode a struct": lambda encoder: encoder.encode(SampleStruct(name="inner")),
+    "encode a pb2 message": lambda encoder: encoder.encode(sample()),
+    "frame": lambda encoder: encoder.frame().__enter__(),
+    "clear": lambda encoder: encoder.clear(),
+    "getbuffer": lambda encoder: encoder.getbuffer(),
+    "a WireWriter over it": lambda encoder: codec.WireWriter(encoder).uint32(1, 1),
+    "__init__": lambda encoder: encoder.__init__(),  # type: ignore[misc]
+}
+
+
+@pytest.mark.parametrize("action", ENCODER_REENTRY.values(), ids=list(ENCODER_REENTRY))
+def test_an_encoder_reentered_while_it_encodes_a_struct_refuses(
+    action: Callable[[FrameEncoder], object],
+) -> None:
+    """A struct value's ``__index__`` calls back into the encoder writing the struct."""
+    encoder = FrameEncoder()
+    encoder.write(b"before")
+    value = Reentrant(7, lambda: action(encoder))
+    message = unchecked(SampleStruct, scope_id=value, name="outer")
+    encoder.encode(message)
+    assert value.outcomes  # the callback ran, and every call in it was refused
+    assert set(value.outcomes) == {"FrameEncoder is already encoding"}
+    assert _frames_of(bytes(encoder.getbuffer())) == [
+        b"before",
+        codec.encode(SampleStruct(scope_id=7, name="outer")),
+    ]
+
+
+@pytest.mark.parametrize("action", ENCODER_REENTRY.values(), ids=list(ENCODER_REENTRY))
+def test_an_encoder_with_an_open_frame_refuses_what_would_break_it(
+    action: Callable[[FrameEncoder], object],
+) -> None:
+    """Inside ``with encoder.frame()``, only the frame's own fields go in."""
+    encoder = FrameEncoder()
+    encoder.write(b"before")
+    with encoder.frame() as writer:
+        writer.uint32(1, 5)
+        if action is ENCODER_REENTRY["a WireWriter over it"]:
+            action(encoder)  # fields may come from any writer: they belong to the frame
+        else:
+            with pytest.raises(RuntimeError, match=r"^FrameEncoder is already encoding"):
+                action(encoder)
+        writer.uint32(2, 6)
+    inner = b"\x08\x01" if action is ENCODER_REENTRY["a WireWriter over it"] else b""
+    assert _frames_of(bytes(encoder.getbuffer())) == [b"before", b"\x08\x05" + inner + b"\x10\x06"]
+
+
+def test_an_encoder_written_from_a_frames_field_callback_refuses() -> None:
+    encoder = FrameEncoder()
+    value = Reentrant(5, lambda: encoder.write(b"inner"))
+    with encoder.frame() as writer:
+        writer.uint32(1, value)
+    assert value.outcomes == ["FrameEncoder is already encoding: a nested message or frame is open"]
+    assert _frames_of(bytes(encoder.getbuffer())) == [b"\x08\x05"]
+
+
+def _parser(action: Callable[[bytes], object], outcomes: list[str]) -> Any:
+    """A ``message_type`` whose parser runs ``action(payload)`` first, noting what it raised."""
+
+    class Parsed:
+        @staticmethod
+        def FromString(data: memoryview) -> bytes:
+            try:
+                action(bytes(data))
+            except RuntimeError as exc:
+                outcomes.append(str(exc))
+            else:
+                outcomes.append("done")
+            return bytes(data)
+
+    return Parsed
+
+
+DECODER_REENTRY: dict[str, Callable[[FrameDecoder], object]] = {
+    "feed": lambda decoder: decoder.feed(b"\x01x"),
+    "get_buffer": lambda decoder: decoder.get_buffer(16),
+    "buffer_updated": lambda decoder: decoder.buffer_updated(0),
+    "next_frame": lambda decoder: decoder.next_frame(),
+    "iteration": lambda decoder: list(decoder),
+    "feed_eof": lambda decoder: decoder.feed_eof(),
+    "frame_in_progress": lambda decoder: decoder.frame_in_progress,
+    "__init__": lambda decoder: decoder.__init__(),  # type: ignore[misc]
+}
+
+
+@pytest.mark.parametrize("action", DECODER_REENTRY.values(), ids=list(DECODER_REENTRY))
+def test_a_decoder_reentered_from_its_parser_refuses(
+    action: Callable[[FrameDecoder], object],
+) -> None:
+    outcomes: list[str] = []
+    decoder = FrameDecoder(
+        message_type=_parser(lambda payload: payload != b"cde" and action(decoder), outcomes)
+    )
+    decoder.feed(b"\x01a\x01b\x03")  # two frames and the start of a third
+    assert list(decoder) == [b"a", b"b"]
+    assert outcomes == ["FrameDecoder is already decoding"] * 2
+    decoder.feed(b"cde")
+    decoder.feed_eof()
+    assert list(decoder) == [b"cde"]
+    assert outcomes[2:] == ["done"]
+
+
+def test_two_threads_on_one_encoder_lose_no_frame() -> None:
+    """Every write from a second thread either raises or is in the stream, whole.
+
+    One thread encodes structs whose value's ``__index__`` yields the GIL (the
+    first waits until the other thread has tried a write, so the two overlap
+    at least once); the other writes frames meanwhile. The stream must decode
+    to exactly the frames whose call returned.
+    """
+    encoder = FrameEncoder()
+    inside, tried = threading.Event(), threading.Event()
+    written: list[bytes] = []
+    refused: list[str] = []
+
+    def pause() -> None:
+        if not inside.is_set():
+            inside.set()
+            tried.wait(10)
+        time.sleep(0)
+
+    def encoding() -> None:
+        for i in range(200):
+            message = unchecked(SampleStruct, scope_id=Reentrant(i, pause), name=f"a{i}")
+            try:
+                encoder.encode(message)
+            except RuntimeError as exc:
+                refused.append(str(exc))
+            else:
+                written.append(codec.encode(SampleStruct(scope_id=i, name=f"a{i}")))
+
+    def writing() -> None:
+        inside.wait(10)
+        for i in range(20_000):
+            payload = b"b%d" % i
+            try:
+                encoder.write(payload)
+            except RuntimeError as exc:
+                refused.append(str(exc))
+            else:
+                written.append(payload)
+            tried.set()
+            if not first.is_alive():
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads as often as possible
+    try:
+        first = threading.Thread(target=encoding)
+        second = threading.Thread(target=writing)
+        first.start()
+        second.start()
+        first.join()
+        second.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert sorted(_frames_of(bytes(encoder.getbuffer()))) == sorted(written)
+    assert refused  # the overlap arranged above
+    assert set(refused) == {"FrameEncoder is already encoding"}
+
+
+def test_two_threads_on_one_decoder_lose_no_frame() -> None:
+    """Every whole frame fed by either thread comes out once, or its feed raised."""
+    fed: list[bytes] = []
+    taken: list[bytes] = []
+    refused: list[str] = []
+    inside, tried = threading.Event(), threading.Event()
+    pausing = [True]
+
+    def pause(payload: bytes) -> None:
+        if not inside.is_set():
+            inside.set()
+            tried.wait(10)
+        if pausing[0]:
+            time.sleep(0)
+
+    decoder = FrameDecoder(message_type=_parser(pause, []))
+
+    def run(name: bytes) -> None:
+        for i in range(300):
+            payload = name + b"%d" % i
+            try:
+                decoder.feed(varint.encode(len(payload)) + payload)
+            except RuntimeError as exc:
+                refused.append(str(exc))
+            else:
+                fed.append(payload)
+            tried.set()
+            try:
+                while (frame := decoder.next_frame()) is not None:
+                    taken.append(frame)
+            except RuntimeError as exc:
+                refused.append(str(exc))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=run, args=(name,)) for name in (b"a", b"b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    pausing[0] = False
+    taken.extend(decoder)
+    assert sorted(taken) == sorted(fed)
+    assert refused
+    assert set(refused) == {"FrameDecoder is already decoding"}
+
+
+# --- receive memory ---------------------------------------------------------------------
+
+
+def _fill_freed_memory(marker: int) -> None:
+    """Leave freed heap blocks of many sizes holding ``marker`` bytes."""
+    blocks = [bytearray([marker]) * (size * KiB) for size in (4, 8, 12, 16, 32, 64, 128, 1024)]
+    blocks *= 4
+    del blocks
+
+
+@pytest.mark.parametrize("size", [5000, 8192, 65536, 100_000, MiB])
+def test_get_buffer_hands_out_no_bytes_of_freed_objects(size: int) -> None:
+    """The room of a grown window is zeroed: freed objects' bytes never show through."""
+    for _ in range(3):
+        _fill_freed_memory(0xA5)
+        decoder = FrameDecoder()
+        with decoder.get_buffer(size) as view:
+            assert len(view) == size
+            assert view.tobytes() == bytes(size)
+
+
+def test_get_buffer_after_frames_holds_zeros_or_this_streams_bytes() -> None:
+    """Room already used holds bytes received before; room grown into holds zeros."""
+    decoder = FrameDecoder()
+    decoder.feed(b"\x03\xee\xee\xee")
+    assert [bytes(frame) for frame in decoder] == [b"\xee\xee\xee"]
+    _fill_freed_memory(0xA5)
+    with decoder.get_buffer(200_000) as view:
+        assert set(view.tobytes()) <= {0x00, 0x03, 0xEE}

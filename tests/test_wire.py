@@ -28,6 +28,9 @@ import array
 import gc
 import math
 import struct
+import sys
+import threading
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -729,6 +732,128 @@ def test_packed_million_element_column_allocates_no_temporary(kind: str) -> None
     assert len(writer.buffer) == size
     assert peak - before < 16 * 1024, f"peak {peak - before} bytes for a {size}-byte field"
     assert after - before < 4 * 1024
+
+
+# --- writer: re-entry and threads ----------------------------------------------------
+
+
+class Reentrant:
+    """A number whose ``__index__`` first runs ``action``, noting what it raised each time."""
+
+    def __init__(self, value: int, action: Callable[[], object]) -> None:
+        self.value = value
+        self.action = action
+        self.outcomes: list[str] = []
+
+    def __index__(self) -> int:
+        try:
+            self.action()
+        except RuntimeError as exc:
+            self.outcomes.append(str(exc))
+        else:
+            self.outcomes.append("done")
+        return self.value
+
+
+WRITER_REENTRY: dict[str, Callable[[WireWriter], object]] = {
+    "scalar": lambda writer: writer.uint32(2, 1),
+    "double": lambda writer: writer.double(2, 1.0),
+    "bytes": lambda writer: writer.bytes(2, b"x"),
+    "string": lambda writer: writer.string(2, "x"),
+    "tag": lambda writer: writer.tag(2, 0),
+    "raw": lambda writer: writer.raw(b"\x10\x01"),
+    "packed sequence": lambda writer: writer.packed(2, "int32", [1]),
+    "packed numpy": lambda writer: writer.packed(2, "int32", np.array([1], dtype=np.int32)),
+    "packed fixed-width numpy": lambda writer: writer.packed(2, "double", np.zeros(1)),
+    "message": lambda writer: writer.message(2).__enter__(),
+    "clear": lambda writer: writer.buffer.clear(),
+    "getbuffer": lambda writer: writer.buffer.getbuffer(),
+    "another writer": lambda writer: WireWriter(writer.buffer).uint32(2, 1),
+}
+
+
+@pytest.mark.parametrize("action", WRITER_REENTRY.values(), ids=list(WRITER_REENTRY))
+def test_a_writer_reentered_from_a_packed_value_refuses(
+    action: Callable[[WireWriter], object],
+) -> None:
+    """A packed value's ``__index__`` writes to the same buffer in the middle of the field."""
+    writer = WireWriter()
+    value = Reentrant(2, lambda: action(writer))
+    writer.packed(1, "int32", [1, value, 3])
+    assert value.outcomes == ["WriteBuffer is already encoding"]
+    assert output(writer) == b"\x0a\x03\x01\x02\x03"
+
+
+def test_a_scalars_own_value_may_write_first() -> None:
+    """A scalar reads its value before it claims the buffer: the callback's field goes first."""
+    writer = WireWriter()
+    value = Reentrant(2, lambda: writer.uint32(2, 1))
+    writer.uint32(1, value)
+    assert value.outcomes == ["done"]
+    assert output(writer) == b"\x10\x01\x08\x02"
+
+
+def test_a_writer_is_initialised_once() -> None:
+    writer = WireWriter()
+    writer.uint32(1, 1)
+    with pytest.raises(RuntimeError, match="already initialised"):
+        writer.__init__()  # type: ignore[misc]
+    assert output(writer) == b"\x08\x01"
+
+
+def test_two_threads_on_one_writer_lose_no_field() -> None:
+    """Every field written by either thread is in the output, whole, or its call raised."""
+    writer = WireWriter()
+    inside, tried = threading.Event(), threading.Event()
+    written: list[tuple[int, bytes]] = []
+    refused: list[str] = []
+
+    def pause() -> None:
+        if not inside.is_set():
+            inside.set()
+            tried.wait(10)
+        time.sleep(0)
+
+    def packing() -> None:
+        for i in range(100):
+            try:
+                writer.packed(1, "uint32", [i, Reentrant(i + 1, pause), i + 2])
+            except RuntimeError as exc:
+                refused.append(str(exc))
+            else:
+                written.append((1, bytes([i, i + 1, i + 2])))
+
+    def scalars() -> None:
+        inside.wait(10)
+        for i in range(20_000):
+            try:
+                writer.uint32(2, i)
+            except RuntimeError as exc:
+                refused.append(str(exc))
+            else:
+                written.append((2, i))  # type: ignore[arg-type]
+            tried.set()
+            if not first.is_alive():
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads as often as possible
+    try:
+        first = threading.Thread(target=packing)
+        second = threading.Thread(target=scalars)
+        first.start()
+        second.start()
+        first.join()
+        second.join()
+    finally:
+        sys.setswitchinterval(interval)
+    fields = [
+        (number, bytes(value) if wire_type == LEN else value)
+        for number, wire_type, value in WireReader(output(writer))
+    ]
+    assert sorted(fields, key=repr) == sorted(written, key=repr)
+    assert refused
+    assert set(refused) == {"WriteBuffer is already encoding"}
 
 
 # --- FrameEncoder.frame() ------------------------------------------------------------

@@ -184,15 +184,26 @@ class Scope:
         self.scope_id = scope_id
 
     def __call__(self) -> Any:
+        if self._recording is None:
+            raise _unregistered()
         if self._recording.enabled:
             return self
         return NULL_SCOPE
 
     def __enter__(self) -> None:
+        if self._recording is None:
+            raise _unregistered()
         self._recording.recorder().begin(self.scope_id)
 
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        if self._recording is None:
+            raise _unregistered()
         self._recording.recorder().end()
+
+
+def _unregistered() -> RuntimeError:
+    """The error of a :class:`Scope` made with ``Scope.__new__``, outside a profiler."""
+    return RuntimeError("Scope is not initialised: a Profiler makes its scopes")
 
 
 class NullScope:
@@ -238,3 +249,9 @@ class Recording:
             recorder = self._new_recorder()
             self._local.recorder = recorder
         return recorder
+
+
+if not cython.compiled:
+    from codec._pure import fields_as_allocated
+
+    fields_as_allocated(Scope, _recording=None, scope_id=0)

@@ -8,7 +8,7 @@ from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
-from codec._buffer cimport copy_bytes
+from codec._buffer cimport copy_bytes, uninitialised
 from codec._varint cimport (
     acquire, position, read_le, varint_error, varint_scan, varint_size, varint_value, varint_write, write_le,
 )
@@ -209,7 +209,7 @@ cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object 
 @cython.locals(found=object_ptr, bound=MessagePlan)
 cdef MessagePlan _plan_of_class(object cls)
 @cython.locals(message=Struct)
-cpdef Struct new_struct(MessagePlan plan)
+cdef Struct new_struct(MessagePlan plan)
 @cython.locals(cls=type, message=Struct)
 cdef Struct _allocated(MessagePlan plan)
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
@@ -284,6 +284,7 @@ cdef class Decoder:
     cdef readonly Py_ssize_t max_depth, max_elements
     cdef MessagePlan plan
     cdef Decoding state
+    cdef bint _initialised(self) noexcept
 
 cdef bint _option_flag(str name, object value) except -1
 cdef Py_ssize_t _option_count(str name, object value) except -1
@@ -352,7 +353,7 @@ cdef bint _sized(object value) except -1
 cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(total=Py_ssize_t, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object,
                bits=uint64_t)
-cpdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
+cdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t, field=FieldPlan)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1

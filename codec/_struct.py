@@ -61,7 +61,7 @@ from codec.errors import (
 )
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions
-    from codec._buffer import copy_bytes
+    from codec._buffer import copy_bytes, uninitialised
     from codec._varint import (
         acquire,
         position,
@@ -512,7 +512,10 @@ def _plan_of_class(cls: Any) -> MessagePlan:
 
     Compiled, ``__plan__`` is found through CPython's type attribute cache.
     """
-    if cython.compiled:
+    plan = None
+    if not cython.compiled:
+        plan = getattr(cls, _PLAN_NAME, None)
+    elif isinstance(cls, type):
         found = _PyType_Lookup(
             cython.cast(type_object_ptr, cython.cast(object_ptr, cls)),
             cython.cast(object_ptr, _PLAN_NAME),
@@ -520,8 +523,6 @@ def _plan_of_class(cls: Any) -> MessagePlan:
         plan = None if found == cython.NULL else cython.cast(object, found)
         if type(plan) is MessagePlan and cython.cast(MessagePlan, plan).cls is cls:
             return plan
-    else:
-        plan = getattr(cls, _PLAN_NAME, None)
     if not isinstance(plan, MessagePlan):
         raise TypeError(f"{getattr(cls, '__name__', cls)!r} is not a struct class")
     bound: MessagePlan = plan
@@ -731,6 +732,8 @@ class Struct:
 def unknown_of(message: Struct) -> bytes:
     """The unknown fields a struct keeps, as wire bytes."""
     # Uncompiled, a struct made by Struct.__new__ has no _unknown yet.
+    if message is None:  # compiled, a typed argument lets None through
+        raise TypeError("expected a struct, not None")
     unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
     return b"" if unknown is None else unknown
 
@@ -2213,9 +2216,19 @@ class Decoder:
         Errors are :class:`DecodeError` subclasses. The input is not
         released: zero-copy fields and numpy columns keep views of it.
         """
+        if not self._initialised():
+            raise uninitialised(self)
         return self.state.run(self.plan, byte_view(buffer, False), position(base))
 
+    def _initialised(self) -> bool:
+        """False for an object made by ``Decoder.__new__`` whose ``__init__`` never ran."""
+        if cython.compiled:
+            return self.state is not None
+        return hasattr(self, "state")
+
     def __repr__(self) -> str:
+        if not self._initialised():
+            return "Decoder(<not initialised>)"
         options = f"zero_copy={self.zero_copy}, numpy={self.numpy}, max_depth={self.max_depth}"
         return f"Decoder({self.type.__name__}, {options}, max_elements={self.max_elements})"
 

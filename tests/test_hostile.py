@@ -1307,9 +1307,6 @@ UNINITIALISED_VIA: dict[str, str] = {
     ),
 }
 
-#: The struct engine's crash, left to its rewrite (the struct engine issue).
-UNINITIALISED_KNOWN = {"Decoder.decode"}
-
 
 def _compiled_public_classes() -> dict[str, type]:
     """The classes of the compiled modules that the public API hands out, by name."""
@@ -1399,15 +1396,13 @@ def test_objects_whose_init_never_ran_do_not_crash() -> None:
     """``cls.__new__(cls)``, then each method: it works or raises a clear error, never crashes.
 
     Compiled, such an object's fields are NULL and 0; each class checks the
-    one its methods would otherwise use. The struct engine's ``Decoder.decode``
-    still crashes and is run on its own, expected to fail.
+    one its methods would otherwise use.
     """
     classes = _compiled_public_classes()
     cases = [
         (f"{name}.{method}", name, UNINITIALISED_CALLS[method])
         for name, cls in classes.items()
         for method in _public_names(cls)
-        if f"{name}.{method}" not in UNINITIALISED_KNOWN
     ]
     cases += [(label, "", call) for label, call in UNINITIALISED_VIA.items()]
     outcomes = _probe(cases)
@@ -1416,14 +1411,28 @@ def test_objects_whose_init_never_ran_do_not_crash() -> None:
     assert not unclear
     assert outcomes["WireWriter.uint32"][0] == "RuntimeError"  # the two crashes of the report
     assert outcomes["Delimited.__exit__"][0] == "RuntimeError"
+    assert outcomes["Decoder.decode"][0] == "RuntimeError"
 
 
-@pytest.mark.xfail(reason="the struct engine's Decoder checks nothing yet (compiled: a crash)")
-@pytest.mark.parametrize("label", sorted(UNINITIALISED_KNOWN))
-def test_struct_engine_objects_whose_init_never_ran(label: str) -> None:
-    name, method = label.split(".")
-    outcomes = _probe([(label, name, UNINITIALISED_CALLS[method])])
-    assert _acceptable(*outcomes[label])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "codec._struct.unknown_of(None)",
+        "codec._struct.enable_fast_construction(None)",
+        "codec._struct.enable_fast_construction(3)",
+    ],
+)
+def test_struct_helpers_reachable_from_python_check_their_arguments(call: str) -> None:
+    outcomes = _probe([(call, "", call)])
+    assert outcomes[call][0] == "TypeError", outcomes[call]
+
+
+@pytest.mark.skipif(not codec.COMPILED, reason="uncompiled, every helper is plain Python")
+def test_struct_helpers_that_trust_their_arguments_are_c_only() -> None:
+    from codec import _struct
+
+    for helper in ["new_struct", "message_size_at", "write_struct", "write_message_at"]:
+        assert not hasattr(_struct, helper), helper
 
 
 @pytest.mark.skipif(not codec.COMPILED, reason="uncompiled, the helpers are plain Python")

@@ -107,3 +107,34 @@ def test_a_file_full_of_magic_numbers_is_searched_with_few_reads(
     occurrences = data.count(bytes.fromhex("0d43504631"))
     assert occurrences > 5000
     assert reads <= occurrences, (reads, occurrences)
+
+
+def test_resyncing_after_damage_after_damage_reads_each_byte_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Keyframes each followed by a damaged packet: the work is linear in the file's size.
+
+    Each resync used to feed the whole rest of the file into a new receiver's
+    decoder (1 MiB took 1.2 s, 4 MiB 29 s): here that would have been 1.8 MB
+    copied for this 23 KB file. Counted: bytes fed to a decoder and bytes of
+    the packets read.
+    """
+    work = 0
+
+    class Counting(Receiver):
+        def feed(self, data: Any) -> None:
+            nonlocal work
+            work += len(data)
+            super().feed(data)
+
+        def _read(self, payload: Any, size: int) -> Any:
+            nonlocal work
+            work += size
+            return super()._read(payload, size)
+
+    monkeypatch.setattr(stream, "Receiver", Counting)
+    unit = keyframe_bytes() + b"\x02\x08\xff"
+    data = unit * 80
+    items = [item for _, item in read_capture(data)]
+    assert [type(item) for item in items] == [Session] * 80
+    assert work <= len(data), (work, len(data))

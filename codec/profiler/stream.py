@@ -37,6 +37,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,7 @@ from codec.profiler.model import (
     ScopeDef,
     ScopeKind,
     StreamError,
+    TrackColumns,
     TrackDef,
     TrackKind,
     TrackScopes,
@@ -70,6 +72,11 @@ NEEDS_STATE = 2
 
 # Packet body fields.
 _HEADER, _REGISTRY, _FRAME, _STATS = 2, 3, 4, 6
+
+# The most tracks and scopes one frame, and definitions one session, may hold: a
+# frame's are kept at about 33 bytes each (21 per scope in its columns, 12 per track),
+# a definition at about 150; the number is the struct decoder's element budget.
+DEFAULT_MAX_ELEMENTS = 1_000_000
 
 # The header's magic as it appears in a packet: tag of field 1, fixed32.
 _MAGIC_FIELD = bytes([1 << 3 | I32]) + MAGIC.to_bytes(4, "little")
@@ -231,10 +238,22 @@ class Receiver:
     means a restarted producer) or a :class:`~codec.profiler.model.Frame`.
     A reader that splits the stream itself hands over one packet at a time
     with :meth:`read_packet` instead.
+
+    ``max_elements`` bounds what a peer can make the receiver keep: the
+    tracks and scopes of one frame together, and the definitions (strings,
+    scopes, tracks) of one session; past it, :class:`StreamError`. A frame
+    is kept as columns shared by its tracks (:class:`TrackColumns`), so what
+    it costs follows its bytes on the wire.
     """
 
-    def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+    ) -> None:
         self.decoder = FrameDecoder(max_frame_size)
+        self.max_elements = max_elements
         self.registry = Registry()
         self.session: Session | None = None
         self.has_state = False  # a keyframe of the current session has been read
@@ -329,7 +348,7 @@ class Receiver:
             _text(fields.get(5)),
             _text(fields.get(6)),
             _signed(_number(fields, 9)),
-            tuple(_text(feature) for feature in fields.get(10, ())),
+            self._features(body),
         )
         if flags & STATE_CLEARED or self.session is None or session != self.session:
             self.registry = Registry()
@@ -337,13 +356,33 @@ class Receiver:
         self.has_state = True
         return session
 
+    def _features(self, body: memoryview) -> tuple[str, ...]:
+        """The header's feature strings (field 10), at most ``max_elements`` of them."""
+        features: list[str] = []
+        for field, _, value in WireReader(body):
+            if field == 10:
+                if len(features) == self.max_elements:
+                    raise StreamError(
+                        f"a header of more than max_elements ({self.max_elements}) features"
+                    )
+                features.append(_text(value))
+        return tuple(features)
+
     def _registry(self, body: memoryview) -> None:
         registry = self.registry
         nexts = {}
         for field, wire_type, value in WireReader(body):
             if wire_type != LEN:
-                nexts[field] = value
+                if field in (5, 6, 7):
+                    nexts[field] = value
                 continue
+            if (
+                len(registry.strings) + len(registry.scopes) + len(registry.tracks)
+                >= self.max_elements
+            ):
+                raise StreamError(
+                    f"a session of more than max_elements ({self.max_elements}) definitions"
+                )
             entry = _scalars(value)
             if field == 1:
                 registry.define_string(_number(entry, 1), _text(entry.get(2)))
@@ -376,15 +415,15 @@ class Receiver:
 
     def _frame(self, body: memoryview) -> Frame:
         meta: dict[int, Any] = {}
-        tracks = []
         for field, wire_type, value in WireReader(body):
             if field == 1 and wire_type == LEN:
                 meta = _scalars(value)
-            elif field == 2 and wire_type == LEN:
-                tracks.append(value)
         start = varint.zigzag_decode(_number(meta, 2))
-        decoded = tuple(self._track(columns, start) for columns in tracks)
-        frame = Frame(_number(meta, 1), start, _number(meta, 3), decoded)
+        columns = _FrameColumns(len(body), self.max_elements)
+        for field, wire_type, value in WireReader(body):
+            if field == 2 and wire_type == LEN:
+                self._track(value, start, columns)
+        frame = Frame(_number(meta, 1), start, _number(meta, 3), columns.tracks())
         if frame.num_scopes != _number(meta, 4):
             raise StreamError(
                 f"frame {frame.index} declares {_number(meta, 4)} scopes and holds "
@@ -392,7 +431,8 @@ class Receiver:
             )
         return frame
 
-    def _track(self, body: memoryview, frame_start: int) -> TrackScopes:
+    def _track(self, body: memoryview, frame_start: int, out: _FrameColumns) -> None:
+        """Check one track's columns and append them to the frame's."""
         reader = WireReader(body)
         track_ref = 0
         columns: dict[int, Any] = {}
@@ -402,19 +442,15 @@ class Receiver:
             elif wire_type == LEN and field in _COLUMN_KINDS:
                 columns[field] = reader.packed(value, _COLUMN_KINDS[field])
             elif wire_type == LEN and field == 5:
-                columns[5] = numpy.frombuffer(value, dtype=numpy.uint8).copy()
+                columns[5] = numpy.frombuffer(value, dtype=numpy.uint8)
         self.registry.track(track_ref)  # raises if undefined
-        if columns.keys() & {12, 13, 14}:
-            if columns.keys() & {2, 3, 4}:
-                raise StreamError(f"track {track_ref} mixes the varint and fixed columns")
-            ids = columns.get(12, _EMPTY_U32).astype(numpy.uint32)
-            starts = columns.get(13, _EMPTY_I64).astype(numpy.int64)
-            durations = columns.get(14, _EMPTY_I64).astype(numpy.int64)
-        else:
-            ids = columns.get(2, _EMPTY_U32)
-            starts = numpy.cumsum(columns.get(3, _EMPTY_I64).view(numpy.int64)) + frame_start
-            durations = columns.get(4, _EMPTY_I64).view(numpy.int64)
-        depth = columns.get(5, _EMPTY_U8)
+        fixed = bool(columns.keys() & {12, 13, 14})
+        if fixed and columns.keys() & {2, 3, 4}:
+            raise StreamError(f"track {track_ref} mixes the varint and fixed columns")
+        ids, starts, durations = (
+            columns.get(f, _EMPTY) for f in ((12, 13, 14) if fixed else (2, 3, 4))
+        )
+        depth = columns.get(5, _EMPTY)
         count = len(ids)
         if not len(starts) == len(durations) == len(depth) == count:
             raise StreamError(
@@ -428,7 +464,15 @@ class Receiver:
                 raise StreamError(
                     f"track {track_ref}: scope id outside 1..{len(self.registry.scopes)}"
                 )
-        return TrackScopes(track_ref, ids, starts, durations, depth)
+        rows = out.add(track_ref, count)
+        out.scope_id[rows] = ids
+        if fixed:
+            out.start_ns[rows] = starts
+        else:  # start deltas, from the frame's start
+            numpy.cumsum(starts.view(numpy.int64), out=out.start_ns[rows])
+            out.start_ns[rows] += frame_start
+        out.duration_ns[rows] = durations.view(numpy.int64)
+        out.depth[rows] = depth
 
     def _stats(self, body: memoryview) -> None:
         self.frames_dropped = _number(_scalars(body), 1)
@@ -442,18 +486,60 @@ _COLUMN_KINDS = {
     13: "sfixed64",
     14: "fixed64",
 }
-_EMPTY_U32 = numpy.zeros(0, dtype=numpy.uint32)
-_EMPTY_I64 = numpy.zeros(0, dtype=numpy.int64)
-_EMPTY_U8 = numpy.zeros(0, dtype=numpy.uint8)
+_EMPTY = numpy.zeros(0, dtype=numpy.uint64)
+# Every scope takes at least 4 bytes of its track on the wire (a byte in each column).
+_MIN_SCOPE_BYTES = 4
+
+
+class _FrameColumns:
+    """A frame's columns while its tracks are read, sized once from the frame's bytes.
+
+    A frame of ``size`` bytes holds at most ``size // 4`` scopes, so the
+    columns are allocated once for that many (21 bytes per 4 wire bytes)
+    and copied to their exact length at the end: nothing grows, and nothing
+    is reserved from a declared count.
+    """
+
+    def __init__(self, size: int, max_elements: int) -> None:
+        rows = min(size // _MIN_SCOPE_BYTES, max_elements)
+        self.scope_id = numpy.empty(rows, dtype=numpy.uint32)
+        self.start_ns = numpy.empty(rows, dtype=numpy.int64)
+        self.duration_ns = numpy.empty(rows, dtype=numpy.int64)
+        self.depth = numpy.empty(rows, dtype=numpy.uint8)
+        self.track_refs = array("Q")
+        self.ends = array("q")
+        self.count = 0
+        self.max_elements = max_elements
+
+    def add(self, track_ref: int, count: int) -> slice:
+        """The rows of a new track of ``count`` scopes; StreamError past ``max_elements``."""
+        if len(self.ends) + 1 + self.count + count > self.max_elements:
+            raise StreamError(
+                f"a frame of more than max_elements ({self.max_elements}) tracks and scopes"
+            )
+        rows = slice(self.count, self.count + count)
+        self.count += count
+        self.track_refs.append(track_ref)
+        self.ends.append(self.count)
+        return rows
+
+    def tracks(self) -> TrackColumns:
+        rows = self.count
+        return TrackColumns(
+            numpy.array(self.track_refs, dtype=numpy.uint32),
+            numpy.array(self.ends, dtype=numpy.int64),
+            self.scope_id[:rows].copy(),
+            self.start_ns[:rows].copy(),
+            self.duration_ns[:rows].copy(),
+            self.depth[:rows].copy(),
+        )
 
 
 def _scalars(body: memoryview) -> dict[int, Any]:
-    """The fields of a small message by number (the last value wins; field 10 collects)."""
+    """The fields 1-9 of a small message by number (the last value wins)."""
     fields: dict[int, Any] = {}
     for field, _, value in WireReader(body):
-        if field == 10:
-            fields.setdefault(10, []).append(value)
-        else:
+        if field < 10:
             fields[field] = value
     return fields
 
@@ -527,7 +613,10 @@ def _is_header_packet(data: bytes, begin: int) -> bool:
 
 
 def read_capture(
-    data: bytes, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    data: bytes,
+    *,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
 ) -> Iterator[tuple[Receiver, Session | Frame]]:
     """Every session header and frame of a recorded stream, with the receiver that read it.
 
@@ -540,13 +629,14 @@ def read_capture(
     The packets are split here, straight from ``data``, and handed to the
     receiver one by one: no byte is copied into a decoder, so each resync
     costs only what it reads, and a file of damage after damage is read in
-    time linear in its size.
+    time linear in its size. The limits are each receiver's; a packet over
+    ``max_elements`` counts as damaged.
     """
     view = memoryview(data)
     end = len(data)
     start = find_keyframe(data)
     while start >= 0:
-        receiver = Receiver(max_frame_size=max_frame_size)
+        receiver = Receiver(max_frame_size=max_frame_size, max_elements=max_elements)
         pos = start
         try:
             while pos < end:

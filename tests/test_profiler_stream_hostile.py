@@ -306,3 +306,32 @@ def test_a_frame_read_from_a_stream_is_a_sequence_of_tracks() -> None:
         frame.tracks[3]
     with pytest.raises(IndexError):
         frame.tracks[-4]
+
+
+@pytest.mark.parametrize(
+    ("third", "message"),
+    [
+        ("0803 120101 1a0100 220105 2a0101", "track 3: depths are not in pre-order"),
+        ("0803 12020101 1a020000 22020505 2a020002", "track 3: depths are not in pre-order"),
+        ("0803 120109 1a0100 220105 2a0100", "track 3: scope id outside 1..5"),
+    ],
+    ids=["first depth 1", "depth rises by 2", "undefined scope id"],
+)
+def test_a_bad_track_is_named_after_good_and_empty_ones(third: str, message: str) -> None:
+    """Depths and ids are checked for the whole frame at once, and the error names the track."""
+    tracks = [bytes.fromhex("0801 12020101 1a020000 22020505 2a020001"), b"\x08\x02"]
+    tracks.append(bytes.fromhex(third))
+    entries = b"".join(b"\x12" + varint.encode(len(t)) + t for t in tracks)
+
+    def build(writer: Any) -> None:
+        writer.uint32(1, 2)
+        with writer.message(4) as frame:
+            with frame.message(1) as meta:
+                meta.uint64(1, 1)
+            frame.raw(entries)
+
+    receiver = Receiver()
+    receiver.feed(keyframe_bytes() + packet(build))
+    with pytest.raises(StreamError, match=re.escape(message)) as raised:
+        list(receiver)
+    assert raised.value.offset == len(keyframe_bytes())

@@ -423,7 +423,9 @@ class Receiver:
         for field, wire_type, value in WireReader(body):
             if field == 2 and wire_type == LEN:
                 self._track(value, start, columns)
-        frame = Frame(_number(meta, 1), start, _number(meta, 3), columns.tracks())
+        tracks = columns.tracks()
+        self._check_trees(tracks)
+        frame = Frame(_number(meta, 1), start, _number(meta, 3), tracks)
         if frame.num_scopes != _number(meta, 4):
             raise StreamError(
                 f"frame {frame.index} declares {_number(meta, 4)} scopes and holds "
@@ -432,7 +434,12 @@ class Receiver:
         return frame
 
     def _track(self, body: memoryview, frame_start: int, out: _FrameColumns) -> None:
-        """Check one track's columns and append them to the frame's."""
+        """Check one track's reference and column lengths, and append its columns to the frame's.
+
+        Depths and scope ids are checked for the whole frame at once
+        (:meth:`_check_trees`): a track costs the same few calls whatever
+        its size, and an empty one none at all.
+        """
         reader = WireReader(body)
         track_ref = 0
         columns: dict[int, Any] = {}
@@ -457,14 +464,9 @@ class Receiver:
                 f"track {track_ref}: columns of {count}, {len(starts)}, {len(durations)} "
                 f"and {len(depth)} scopes"
             )
-        if count:
-            if depth[0] != 0 or (count > 1 and numpy.diff(depth.astype(numpy.int16)).max() > 1):
-                raise StreamError(f"track {track_ref}: depths are not in pre-order")
-            if ids.min() < 1 or ids.max() > len(self.registry.scopes):
-                raise StreamError(
-                    f"track {track_ref}: scope id outside 1..{len(self.registry.scopes)}"
-                )
         rows = out.add(track_ref, count)
+        if not count:
+            return
         out.scope_id[rows] = ids
         if fixed:
             out.start_ns[rows] = starts
@@ -473,6 +475,28 @@ class Receiver:
             out.start_ns[rows] += frame_start
         out.duration_ns[rows] = durations.view(numpy.int64)
         out.depth[rows] = depth
+
+    def _check_trees(self, tracks: TrackColumns) -> None:
+        """Every track's depths start at 0 and rise by at most 1; every scope id is defined."""
+        depth, ids, ends = tracks.depth, tracks.scope_id, tracks.ends
+        rows = len(ids)
+        if not rows:
+            return
+        # A scope is at most one level deeper than the scope before it, and a
+        # track's first scope is at level 0.
+        deepest = numpy.empty(rows, dtype=numpy.int16)
+        deepest[0] = 0
+        numpy.add(depth[:-1], 1, out=deepest[1:], dtype=numpy.int16)
+        deepest[ends[:-1][ends[:-1] < rows]] = 0
+        bad = numpy.flatnonzero(depth > deepest)
+        if len(bad):
+            ref = tracks.track_refs[numpy.searchsorted(ends, bad[0], side="right")]
+            raise StreamError(f"track {ref}: depths are not in pre-order")
+        defined = len(self.registry.scopes)
+        if ids.min() < 1 or ids.max() > defined:
+            row = numpy.flatnonzero((ids < 1) | (ids > defined))[0]
+            ref = tracks.track_refs[numpy.searchsorted(ends, row, side="right")]
+            raise StreamError(f"track {ref}: scope id outside 1..{defined}")
 
     def _stats(self, body: memoryview) -> None:
         self.frames_dropped = _number(_scalars(body), 1)

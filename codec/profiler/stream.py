@@ -18,7 +18,12 @@ a header starts a keyframe, and a new ``session_id`` starts a new registry
 (a restarted producer reuses ids for other scopes). Frames come out as
 :class:`~codec.profiler.model.Frame` objects after their columns have been
 checked: equal lengths, ``num_scopes``, depths starting at 0 and rising by
-at most one, and every scope and track id defined. Frames that need a
+at most one, and every scope and track id defined. A frame keeps its
+tracks in columns shared by the whole frame
+(:class:`~codec.profiler.model.TrackColumns`), allocated once for the
+most scopes its bytes can hold and cut to size, so what a frame keeps
+follows its bytes, whatever their shape; ``max_elements`` bounds what one
+frame, one session's registry and one header may hold. Frames that need a
 registry before any keyframe was read (a file cut mid-stream) are skipped
 and counted. Every error is a :class:`~codec.DecodeError`; a bad packet
 raises :class:`~codec.profiler.model.StreamError` with the stream offset of
@@ -73,9 +78,9 @@ NEEDS_STATE = 2
 # Packet body fields.
 _HEADER, _REGISTRY, _FRAME, _STATS = 2, 3, 4, 6
 
-# The most tracks and scopes one frame, and definitions one session, may hold: a
-# frame's are kept at about 33 bytes each (21 per scope in its columns, 12 per track),
-# a definition at about 150; the number is the struct decoder's element budget.
+# The most tracks and scopes one frame, definitions one session, and features one
+# header may hold: a frame keeps 21 bytes per scope and 12 per track (at most 21 MiB
+# then), a definition about 100-150; the number is the struct decoder's element budget.
 DEFAULT_MAX_ELEMENTS = 1_000_000
 
 # The header's magic as it appears in a packet: tag of field 1, fixed32.

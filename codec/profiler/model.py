@@ -6,7 +6,9 @@ ids that start at 1 and are never reused or redefined within a session (the
 rule). A frame then carries, per track, four parallel columns in pre-order
 (entry order, parent before child): scope id, absolute start, duration and
 depth. The parent of scope ``i`` is the nearest earlier scope one level
-shallower, so the tree needs no pointers.
+shallower, so the tree needs no pointers. A frame read from a stream keeps
+the columns of all its tracks together (:class:`TrackColumns`), so a track
+costs a few bytes rather than five objects.
 
 :class:`Registry` holds the definitions. The producer appends to it (under a
 lock: any thread may register) and remembers, per reader, how far it has

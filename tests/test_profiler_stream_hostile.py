@@ -273,6 +273,16 @@ def test_max_elements_bounds_what_a_packet_or_a_session_keeps(
     assert raised.value.offset == offset
 
 
+def test_definitions_repeated_at_the_budget_are_not_counted_twice() -> None:
+    """A registry at exactly max_elements accepts a repeat of its definitions (a keyframe's)."""
+    keyframe = keyframe_bytes()
+    registry_packet = keyframe[first_packet_end(keyframe) :]
+    receiver = Receiver(max_elements=14)
+    receiver.feed(keyframe + registry_packet)
+    assert [type(item) for item in receiver] == [Session]
+    assert receiver.packets == 3
+
+
 def test_read_capture_takes_a_packet_over_its_budget_for_damage() -> None:
     data = budget_stream(10) + keyframe_bytes()
     items = [item for _, item in read_capture(data, max_elements=19)]

@@ -381,13 +381,6 @@ class Receiver:
                 if field in (5, 6, 7):
                     nexts[field] = value
                 continue
-            if (
-                len(registry.strings) + len(registry.scopes) + len(registry.tracks)
-                >= self.max_elements
-            ):
-                raise StreamError(
-                    f"a session of more than max_elements ({self.max_elements}) definitions"
-                )
             entry = _scalars(value)
             if field == 1:
                 registry.define_string(_number(entry, 1), _text(entry.get(2)))
@@ -410,6 +403,16 @@ class Receiver:
                         _enum(TrackKind, _number(entry, 3)),
                         _number(entry, 4),
                     )
+                )
+            else:
+                continue
+            # checked once applied: a repeated definition (a keyframe's) adds nothing
+            if (
+                len(registry.strings) + len(registry.scopes) + len(registry.tracks)
+                > self.max_elements
+            ):
+                raise StreamError(
+                    f"a session of more than max_elements ({self.max_elements}) definitions"
                 )
         for field, table in ((5, registry.scopes), (6, registry.strings), (7, registry.tracks)):
             if field in nexts and _number(nexts, field) != len(table) + 1:

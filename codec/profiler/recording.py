@@ -104,8 +104,7 @@ class Profiler:
     def dropped_scopes(self) -> int:
         """Scopes not recorded: nested over 255 deep, met with a thread's rows all in use,
         or still open when their thread ended."""
-        with self._lock:
-            return self._retired_dropped + sum(recorder.dropped for recorder in self._recorders)
+        return self._retired_dropped + sum(recorder.dropped for recorder in self._recorders)
 
     # --- registration -------------------------------------------------------------------
 
@@ -253,9 +252,10 @@ class Profiler:
         tracks: list[TrackScopes] = []
         start = end = 0
         live: list[ThreadRecorder] = []
+        retired_dropped = 0
         for recorder in self._recorders:
             if recorder.ended:
-                self._retired_dropped += recorder.dropped + recorder.unfinished
+                retired_dropped += recorder.dropped + recorder.unfinished
             else:
                 live.append(recorder)
             first, stop, last_end = recorder.take()
@@ -270,7 +270,9 @@ class Profiler:
             first_start = int(starts[first])
             start = first_start if len(tracks) == 1 else min(start, first_start)
             end = max(end, last_end)
+        # in this order, dropped_scopes (read without the lock) never counts one twice
         self._recorders = live
+        self._retired_dropped += retired_dropped
         for track, last_end in self._user_tracks:
             first_start = int(track.start_ns[0])
             start = first_start if not tracks else min(start, first_start)

@@ -26,6 +26,14 @@ Figures (``reliability_anchors.md`` §5; all by default, in this order):
   as ``tests/test_heap.py`` measures them (warm-up, ``gc.collect()``, tracemalloc).
 * ``slow`` (D8): the worst decode time per input byte over the struct and
   differential corpora.
+* ``profiler`` (R4-R7): the profiler under hostile use: two asyncio tasks
+  whose scopes interleave on one thread (the tree recorded); ``read_capture``
+  on 1, 4 and 16 MiB of keyframes each followed by a damaged packet, and on 4
+  MiB of the same keyframes undamaged; tracemalloc peak and kept bytes per
+  wire byte of one packet of each hostile shape (64 KiB, and 1 MiB for two
+  frame shapes, whose 4 MiB packets are timed), and of a stream of minimal
+  frames all kept; 10,000 short threads that record one
+  scope each: memory still traced, an empty ``end_frame()`` and the keyframe.
 * ``coverage`` (D4): each fuzz target's corpora (seeds and ``--corpus``)
   replayed through its ``check`` in the pure build under coverage.py, one
   process per target: the lines of the core modules it reaches, and of the
@@ -1025,6 +1033,247 @@ def stale(extra: list[Path], _: int) -> None:
         print(f"  n = {size:>8}: {dirty:>3} / 100 views held non-zero bytes ({nonzero} bytes)")
 
 
+# --- R4-R7: the profiler -----------------------------------------------------------------
+
+
+def _profiler_keyframe() -> bytes:
+    """A keyframe of 5 scopes (with their functions and file), 3 threads: 275 bytes."""
+    from codec.profiler import PacketWriter, Registry, ScopeKind, Session
+
+    registry = Registry()
+    for i in range(5):
+        registry.add_scope(f"scope {i}", ScopeKind.FUNCTION, f"fn{i}", "game/loop.py", 10 * i)
+    for i in range(3):
+        registry.add_track(f"thread {i}", os_thread_id=1000 + i)
+    out = codec.FrameEncoder()
+    PacketWriter(Session(7, "measure")).keyframe(out, registry)
+    return bytes(out.getbuffer())
+
+
+def _packet(field: int, flags: int, body: bytes) -> bytes:
+    out = codec.FrameEncoder(64 * MiB)
+    with out.frame() as packet:
+        packet.uint32(1, flags)
+        packet.bytes(field, body)
+    return bytes(out.getbuffer())
+
+
+def _frame_of(track: bytes, size: int, scopes_each: int) -> bytes:
+    entry = b"\x12" + codec.varint.encode(len(track)) + track
+    count = size // len(entry)
+    meta = b"\x08\x01\x20" + codec.varint.encode(count * scopes_each)
+    return _packet(4, 2, b"\x0a" + codec.varint.encode(len(meta)) + meta + entry * count)
+
+
+def _entries(table: int, size: int, entry: Callable[[int], bytes]) -> bytes:
+    body = bytearray()
+    i = 0
+    while len(body) < size:
+        i += 1
+        value = entry(i)
+        body += _tag(table, 2) + codec.varint.encode(len(value)) + value
+    return _packet(3, 0, bytes(body))
+
+
+def _hostile_packets(size: int) -> dict[str, bytes]:
+    one_scope = bytes.fromhex("0801 120101 1a0100 220105 2a0100")
+    unknown = bytearray()
+    field = 100
+    while len(unknown) < size:
+        unknown += codec.varint.encode(field << 3) + b"\x00"
+        field += 1
+    definition = b"\x08\x06" + bytes(unknown)
+    header = b"\x0d" + (0x31465043).to_bytes(4, "little") + b"\x10\x01" + b"\x52\x00" * (size // 2)
+    return {
+        "frame of empty tracks (12 02 08 01)": _frame_of(b"\x08\x01", size, 0),
+        "frame of one-scope tracks, varint": _frame_of(one_scope, size, 1),
+        "frame of one-scope tracks, fixed": _frame_of(
+            bytes.fromhex("0801 6204 01000000 6a08")
+            + bytes(8)
+            + b"\x72\x08"
+            + bytes(8)
+            + b"\x2a\x01\x00",
+            size,
+            1,
+        ),
+        "one frame of 100 scopes a track": _frame_of(
+            b"\x08\x01\x12\x64"
+            + b"\x01" * 100
+            + b"\x1a\x64"
+            + b"\x00" * 100
+            + b"\x22\x64"
+            + b"\x05" * 100
+            + b"\x2a\x64"
+            + b"\x00" * 100,
+            size,
+            100,
+        ),
+        "registry: track definitions, no name": _entries(
+            3, size, lambda i: b"\x08" + codec.varint.encode(i + 3)
+        ),
+        "registry: scope definitions, no name": _entries(
+            2, size, lambda i: b"\x08" + codec.varint.encode(i + 5)
+        ),
+        "registry: strings str(i)": _entries(
+            1,
+            size,
+            lambda i: (
+                b"\x08"
+                + codec.varint.encode(i + 6)
+                + b"\x12"
+                + bytes([len(str(i))])
+                + str(i).encode()
+            ),
+        ),
+        "registry: distinct unknown fields": _packet(3, 0, bytes(unknown)),
+        "a definition of distinct unknown fields": _packet(
+            3, 0, b"\x12" + codec.varint.encode(len(definition)) + definition
+        ),
+        "header of empty features": _packet(2, 1, header),
+    }
+
+
+def _read_all(data: bytes) -> object:
+    from codec.profiler import Receiver
+
+    receiver = Receiver(max_frame_size=64 * MiB)
+    receiver.feed(data)
+    try:
+        return receiver, list(receiver)
+    except codec.DecodeError as exc:
+        return exc
+
+
+def _traced(action: Callable[[], object]) -> tuple[int, int, object]:
+    """Net (what the result keeps) and peak bytes of one run, after a warm-up run."""
+    action()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = action()
+        net, peak = tracemalloc.get_traced_memory()
+        return net - before, peak - before, result
+    finally:
+        tracemalloc.stop()
+
+
+def profiler(extra: list[Path], _: int) -> None:
+    import asyncio
+    import threading
+
+    from codec.profiler import Frame, Profiler, Receiver, read_capture
+
+    print("\n## R4: two asyncio tasks, scopes across awaits (a: 50 ms, b: 200 ms)")
+    prof = Profiler("measure")
+    sink = bytearray(prof.keyframe())
+    prof.add_sink(type("Sink", (), {"send": lambda self, r, f: sink.extend(bytes(r) + bytes(f))})())
+
+    async def work(name: str, seconds: float) -> None:
+        with prof.scope(name):
+            await asyncio.sleep(seconds)
+
+    async def both() -> None:
+        await asyncio.gather(work("a", 0.05), work("b", 0.2))
+
+    asyncio.run(both())
+    prof.end_frame()
+    receiver = Receiver()
+    receiver.feed(bytes(sink))
+    for item in receiver:
+        if isinstance(item, Frame):
+            for track in item.tracks:
+                names = [receiver.registry.scope(int(i)).name for i in track.scope_id]
+                ms = [round(d / 1e6, 1) for d in track.duration_ns.tolist()]
+                print(
+                    f"  track {receiver.registry.track(track.track_ref).name!r}: {names}, "
+                    f"depths {track.depth.tolist()}, ms {ms}"
+                )
+
+    print("\n## R5: read_capture on keyframes each followed by a damaged packet (02 08 ff)")
+    unit = _profiler_keyframe() + b"\x02\x08\xff"
+    for mib in (1, 4, 16):
+        data = unit * (mib * MiB // len(unit))
+        started = time.perf_counter()
+        items = sum(1 for _ in read_capture(data))
+        print(
+            f"  {mib:>2} MiB ({len(data):,} B, {items:,} sessions): "
+            f"{time.perf_counter() - started:.2f} s"
+        )
+    data = _profiler_keyframe() * (4 * MiB // len(unit))
+    started = time.perf_counter()
+    items = sum(1 for _ in read_capture(data))
+    print(
+        f"   4 MiB of the same keyframes, undamaged ({items:,} sessions): "
+        f"{time.perf_counter() - started:.2f} s"
+    )
+
+    print(
+        "\n## R6: bytes per wire byte of one packet "
+        "(tracemalloc peak while read, kept with the result)"
+    )
+    keyframe = _profiler_keyframe()
+    large = ("frame of empty tracks (12 02 08 01)", "frame of one-scope tracks, varint")
+    for size in (64 * KiB, MiB):
+        for name, packet in _hostile_packets(size).items():
+            if size > 64 * KiB and name not in large:
+                continue
+            net, peak, result = _traced(lambda p=packet: _read_all(keyframe + p))
+            kept = f"kept {net / len(packet):6.1f}"
+            if isinstance(result, Exception):
+                kept = f"refused: {result}"
+            print(f"  {len(packet):>9,} B  {name:42} peak {peak / len(packet):6.1f}  {kept}")
+    for name in large:
+        packet = _hostile_packets(4 * MiB)[name]
+        started = time.perf_counter()
+        result = _read_all(keyframe + packet)
+        outcome = f"refused: {result}" if isinstance(result, Exception) else "read"
+        print(f"  {len(packet):>9,} B  {name:42} {time.perf_counter() - started:.1f} s, {outcome}")
+    minimal = _frame_of(bytes.fromhex("0801 120101 1a0100 220105 2a0100"), 16, 1)
+    stream = minimal * (64 * KiB // len(minimal))
+    net, peak, _ = _traced(lambda: _read_all(keyframe + stream))
+    print(
+        f"  {len(stream):>9,} B  {'stream of minimal frames, every frame kept':42} "
+        f"peak {peak / len(stream):6.1f}  kept {net / len(stream):6.1f}  "
+        f"({net * len(minimal) // len(stream):,} B per {len(minimal)}-byte frame)"
+    )
+
+    print("\n## R7: 10,000 short threads, one scope each")
+    prof = Profiler("threads")
+    scope = prof.register_scope("short")
+
+    def one() -> None:
+        with scope():
+            pass
+
+    def empty_frame_us() -> float:
+        times = []
+        for _ in range(21):
+            started = time.perf_counter_ns()
+            prof.end_frame()
+            times.append(time.perf_counter_ns() - started)
+        return statistics.median(times) / 1e3
+
+    one()
+    prof.end_frame()
+    print(f"  empty end_frame(), one thread: {empty_frame_us():.1f} us")
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(10_000):
+        thread = threading.Thread(target=one)
+        thread.start()
+        thread.join()
+    prof.end_frame()
+    gc.collect()
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    print(
+        f"  after them: {kept / MiB:.1f} MiB still traced ({kept / 10_000:,.0f} B a thread); "
+        f"empty end_frame() {empty_frame_us():.1f} us; keyframe {len(prof.keyframe()):,} B"
+    )
+
+
 FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "split": split,
     "memory": memory,
@@ -1033,6 +1282,7 @@ FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "differential": differential,
     "heap": heap,
     "slow": slow,
+    "profiler": profiler,
     "coverage": coverage,
     "uninitialised": uninitialised,
     "misuse": misuse,

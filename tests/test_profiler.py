@@ -8,6 +8,7 @@ encoder and the published schema cannot drift apart.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib.resources
 import itertools
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,149 @@ def test_each_thread_is_a_track_named_after_it() -> None:
     tracks = {receiver.registry.track(t.track_ref).name: len(t) for t in frames[0].tracks}
     assert tracks == {"worker-0": 3, "worker-1": 3, "worker-2": 3}
     assert all(track.kind == TrackKind.CPU_THREAD for track in receiver.registry.tracks)
+
+
+def tracks_by_name(receiver: Receiver, frame: Frame) -> dict[str, TrackScopes]:
+    return {receiver.registry.track(t.track_ref).name: t for t in frame.tracks}
+
+
+def test_interleaved_asyncio_tasks_record_their_scopes_on_lanes_of_their_own() -> None:
+    """Two tasks hold scopes across awaits on one thread: a enters, b enters, a leaves.
+
+    One stack per thread recorded ``a`` as lasting until ``b`` left, with ``b``
+    as its child; each task now records into a lane of its own.
+    """
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+
+    async def main() -> None:
+        a_open, b_open, a_closed = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def first() -> None:
+            with profiler.scope("a"):
+                a_open.set()
+                await b_open.wait()
+            a_closed.set()
+
+        async def second() -> None:
+            await a_open.wait()
+            with profiler.scope("b"):
+                b_open.set()
+                await a_closed.wait()
+                with profiler.scope("b child"):
+                    pass
+
+        await asyncio.gather(first(), second())
+
+    with profiler.scope("thread"):
+        asyncio.run(main())
+    profiler.end_frame()
+    receiver, (frame,) = decode(sink.data)
+    tracks = tracks_by_name(receiver, frame)
+    lanes = {name: names(receiver, t) for name, t in tracks.items() if "tasks" in name}
+    assert sorted(lanes.values()) == [["a"], ["b", "b child"]]
+    assert names(receiver, tracks[threading.current_thread().name]) == ["thread"]
+    a, b = (next(t for t in frame.tracks if names(receiver, t)[0] == n) for n in "ab")
+    assert b.depth.tolist() == [0, 1]
+    assert (
+        a.start_ns[0] <= b.start_ns[0]
+        and a.start_ns[0] + a.duration_ns[0] <= b.start_ns[0] + b.duration_ns[0]
+    )
+    kinds = {receiver.registry.track(t.track_ref).kind for t in (a, b)}
+    assert kinds == {TrackKind.ASYNC}
+
+
+def test_a_done_task_gives_its_lane_to_the_next_one() -> None:
+    """Lanes are pooled per thread: three rounds of four tasks register four lanes, not twelve."""
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+
+    async def one(i: int) -> None:
+        with profiler.scope(f"task {i}"):
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        for _ in range(3):
+            await asyncio.gather(*(one(i) for i in range(4)))
+            await asyncio.sleep(0)  # the lanes' done callbacks
+
+    asyncio.run(main())
+    profiler.end_frame()
+    receiver, (frame,) = decode(sink.data)
+    lanes = [t for t in receiver.registry.tracks if t.kind == TrackKind.ASYNC]
+    assert len(lanes) == 4
+    assert frame.num_scopes == 12
+    assert all(len(track) == 3 for track in frame.tracks)
+
+
+def test_a_task_that_ends_inside_a_scope_gives_its_lane_up() -> None:
+    """A scope entered by hand and never left: its lane is not reused, its rows are dropped."""
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    scope = profiler.register_scope("left open")
+
+    async def leaves_open() -> None:
+        scope().__enter__()
+
+    async def closes() -> None:
+        with profiler.scope("closed"):
+            pass
+
+    async def main() -> None:
+        await asyncio.create_task(leaves_open())
+        await asyncio.sleep(0)
+        await asyncio.create_task(closes())
+
+    asyncio.run(main())
+    assert profiler.end_frame() == 1
+    receiver, (frame,) = decode(sink.data)
+    assert [names(receiver, t) for t in frame.tracks] == [["closed"]]
+    assert frame.tracks[0].track_ref == receiver.registry.tracks[-1].track_ref
+    assert profiler.dropped_scopes == 1
+
+
+def test_recorders_of_ended_threads_are_retired_once_their_rows_are_sent() -> None:
+    """200 short threads of one scope each: every scope is sent, then their memory is freed.
+
+    Each thread's recorder (26.8 KB of columns) used to stay for the life of
+    the profiler, and every later end_frame() went through it.
+    """
+    profiler = Profiler()
+    sink, _ = stream_of(profiler)
+    scope = profiler.register_scope("short")
+
+    def one() -> None:
+        with scope():
+            pass
+
+    def open_forever() -> None:
+        scope().__enter__()
+
+    def threads(count: int, target: Any = one) -> None:
+        for _ in range(count):
+            thread = threading.Thread(target=target)
+            thread.start()
+            thread.join()
+
+    threads(5)  # warm up
+    profiler.end_frame()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        threads(200)
+        assert profiler.end_frame()
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # what stays is each thread's track in the registry (its name), not its columns
+    assert kept < 200 * 2048, kept
+    threads(1, open_forever)
+    profiler.end_frame()
+    assert profiler.dropped_scopes == 1
+    _, frames = decode(sink.data)
+    assert [f.num_scopes for f in frames] == [5, 200]
 
 
 def test_rows_are_reused_after_a_frame_and_grow_while_wanted() -> None:

@@ -10,7 +10,7 @@ cpdef int64_t now_ns() noexcept
 
 cdef class ThreadRecorder:
     cdef readonly Py_ssize_t track_ref, max_rows, dropped
-    cdef object _lock
+    cdef object _lock, _owner
     cdef int64_t[::1] _open
     cdef Py_ssize_t _depth, _drop_depth, _count, _finished, _taken, _capacity
     cdef int64_t _last_end
@@ -42,5 +42,9 @@ cdef class Recording:
     cdef public dict scopes
     @cython.locals(scope=Scope)
     cpdef object scope(self, str name)
-    @cython.locals(recorder=ThreadRecorder)
+    @cython.locals(loop=object, task=object, recorder=ThreadRecorder, state=object)
     cpdef ThreadRecorder recorder(self)
+    @cython.locals(state=object, lane=ThreadRecorder)
+    cdef ThreadRecorder _lane(self, object task)
+    @cython.locals(state=object)
+    cdef object _state(self)

@@ -17,6 +17,22 @@ row is still wanted, to double the columns. Past ``max_rows`` (or 255 levels
 deep, the limit of the one-byte depth column) a scope and everything inside
 it are dropped and counted, never half-recorded.
 
+Coroutines: the asyncio tasks of one thread take turns between two
+``await``, so one stack of open scopes per thread would close one task's
+scope when another task's ends. A scope entered inside a task is therefore
+recorded into a *lane*: a recorder of its own, on a track of kind ``ASYNC``,
+which the task keeps until it is done. A done task's lane goes back to its
+thread's pool and serves the next task, so a server that runs a task per
+request registers as many lanes as it ever had tasks recording at once, not
+one per task. (A task that ends with a scope still open, entered by hand and
+never left, gives its lane up for good.)
+
+A recorder knows its owner through a weak reference to the thread's state,
+which the ``threading.local`` drops when the thread ends. Once the owner is
+gone and the last rows are taken, the profiler retires the recorder: its
+memory and its cost in every frame are freed, and its track stays in the
+registry, with what it recorded.
+
 Compiled (``_recorder.pxd``), the columns are typed memoryviews written in C
 and the clock is ``clock_gettime(CLOCK_MONOTONIC)``, the clock of
 ``time.perf_counter_ns()`` on Linux and macOS: entering and leaving a scope
@@ -28,6 +44,9 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
+from asyncio import current_task
+from asyncio.events import _get_running_loop
 from collections.abc import Callable
 from typing import Any
 
@@ -43,8 +62,10 @@ COMPILED: bool = cython.compiled
 # The depth column holds one byte per scope; a scope deeper than this is dropped.
 MAX_DEPTH = 255
 _DEPTH_LIMIT = MAX_DEPTH  # the same, as a C constant when compiled
-# Rows a recorder starts with, and the default bound on its rows (21 bytes each).
+# Rows a thread's recorder and a task lane start with, and the default bound on
+# the rows of either (21 bytes each).
 INITIAL_ROWS = 1024
+INITIAL_LANE_ROWS = 64
 DEFAULT_MAX_ROWS = 1 << 20
 
 
@@ -59,10 +80,18 @@ def now_ns() -> int:
 class ThreadRecorder:
     """The scopes of one thread: preallocated columns in pre-order and a stack of open rows."""
 
-    def __init__(self, track_ref: int, lock: Any, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(
+        self,
+        track_ref: int,
+        lock: Any,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        owner: Any = None,
+        initial_rows: int = INITIAL_ROWS,
+    ) -> None:
         self.track_ref = track_ref
         self.max_rows = max_rows
         self._lock = lock
+        self._owner = owner  # a weak reference to what records here; None once given up
         self._open = numpy.zeros(_DEPTH_LIMIT, dtype=numpy.int64)
         self._depth = 0
         self._drop_depth = -1  # the depth of the dropped scope being skipped, -1 if none
@@ -71,7 +100,7 @@ class ThreadRecorder:
         self._finished = 0  # rows [0, _finished) belong to closed top-level scopes
         self._taken = 0  # rows [0, _taken) were handed to a frame
         self._last_end = 0  # the latest end among the finished rows
-        self._allocate(min(INITIAL_ROWS, max_rows))
+        self._allocate(min(initial_rows, max_rows))
 
     def begin(self, scope_id: int) -> None:
         """Open a scope: take the next row, then read the clock."""
@@ -116,6 +145,20 @@ class ThreadRecorder:
     def depth(self) -> int:
         """How many scopes are open on this thread."""
         return self._depth
+
+    @property
+    def ended(self) -> bool:
+        """Whether nothing records here any more: its thread has ended, or its lane was given up."""
+        return self._owner is None or self._owner() is None
+
+    @property
+    def unfinished(self) -> int:
+        """Rows not handed to a frame yet, because a top-level scope around them is open."""
+        return self._count - self._finished
+
+    def give_up(self) -> None:
+        """Let this recorder end with the scopes still open in it (counted once it retires)."""
+        self._owner = None
 
     def take(self) -> tuple[int, int, int]:
         """Hand the finished rows not yet taken to a frame: ``(first row, end row, last end)``.
@@ -219,12 +262,33 @@ class NullScope:
 NULL_SCOPE = NullScope()
 
 
+class ThreadState:
+    """One thread's task lanes, and the owner its recorders refer to.
+
+    Only the thread's ``threading.local`` holds it strongly (its recorders
+    keep weak references to it), so it goes away when the thread ends.
+    """
+
+    def __init__(self) -> None:
+        self.lanes: dict[Any, ThreadRecorder] = {}  # by task, until the task is done
+        self.free: list[ThreadRecorder] = []  # lanes of done tasks, for the next ones
+        self.lanes_made = 0
+
+    def release(self, task: Any) -> None:
+        """A task's done callback: its lane serves the next task, unless a scope is left open."""
+        lane = self.lanes.pop(task)
+        if lane.depth:
+            lane.give_up()
+        else:
+            self.free.append(lane)
+
+
 class Recording:
-    """The switch, the scopes by name, and each thread's recorder."""
+    """The switch, the scopes by name, and the recorder of each thread and task."""
 
     def __init__(
         self,
-        new_recorder: Callable[[], ThreadRecorder],
+        new_recorder: Callable[[int, Any], ThreadRecorder],
         register: Callable[[str], Scope],
     ) -> None:
         self.enabled = True
@@ -243,12 +307,44 @@ class Recording:
         return scope
 
     def recorder(self) -> ThreadRecorder:
-        """This thread's recorder, made on its first scope."""
+        """The recorder of the running asyncio task, or else of this thread, made on first use.
+
+        ``new_recorder(lane, owner)`` makes one: ``lane`` is 0 for the
+        thread's own recorder and counts the thread's lanes from 1;
+        ``owner`` is the weak reference the recorder keeps.
+        """
+        loop = _get_running_loop()
+        if loop is not None:
+            task = current_task(loop)
+            if task is not None:
+                return self._lane(task)
         recorder = getattr(self._local, "recorder", None)
         if recorder is None:
-            recorder = self._new_recorder()
+            state = self._state()
+            recorder = self._new_recorder(0, weakref.ref(state))
             self._local.recorder = recorder
         return recorder
+
+    def _lane(self, task: Any) -> ThreadRecorder:
+        """The lane of ``task``: its own while it runs, taken from the pool or made."""
+        state = self._state()
+        lane = state.lanes.get(task)
+        if lane is None:
+            if state.free:
+                lane = state.free.pop()
+            else:
+                state.lanes_made += 1
+                lane = self._new_recorder(state.lanes_made, weakref.ref(state))
+            state.lanes[task] = lane
+            task.add_done_callback(state.release)
+        return lane
+
+    def _state(self) -> ThreadState:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = ThreadState()
+            self._local.state = state
+        return state
 
 
 if not cython.compiled:

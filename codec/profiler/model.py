@@ -6,7 +6,9 @@ ids that start at 1 and are never reused or redefined within a session (the
 rule). A frame then carries, per track, four parallel columns in pre-order
 (entry order, parent before child): scope id, absolute start, duration and
 depth. The parent of scope ``i`` is the nearest earlier scope one level
-shallower, so the tree needs no pointers.
+shallower, so the tree needs no pointers. A frame read from a stream keeps
+the columns of all its tracks together (:class:`TrackColumns`), so a track
+costs a few bytes rather than five objects.
 
 :class:`Registry` holds the definitions. The producer appends to it (under a
 lock: any thread may register) and remembers, per reader, how far it has
@@ -19,9 +21,11 @@ many scopes travels once.
 from __future__ import annotations
 
 import enum
+import operator
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from codec.errors import DecodeError
 
@@ -93,17 +97,72 @@ class TrackScopes:
         return len(self.scope_id)
 
 
+class TrackColumns(Sequence[TrackScopes]):
+    """The tracks of a frame read from a stream, kept as columns shared by the whole frame.
+
+    Four columns hold every track's scopes one track after another, and two
+    more each track's reference and end row, so a frame costs the same six
+    arrays however many tracks it has: a track is a few bytes, not the
+    objects of a :class:`TrackScopes`. Indexing makes a track's
+    :class:`TrackScopes`, whose columns are views of the frame's.
+    """
+
+    __slots__ = ("depth", "duration_ns", "ends", "scope_id", "start_ns", "track_refs")
+
+    def __init__(
+        self, track_refs: Any, ends: Any, scope_id: Any, start_ns: Any, duration_ns: Any, depth: Any
+    ) -> None:
+        self.track_refs = track_refs  # uint32, one per track
+        self.ends = ends  # int64: the row after each track's last scope
+        self.scope_id = scope_id
+        self.start_ns = start_ns
+        self.duration_ns = duration_ns
+        self.depth = depth
+
+    def __len__(self) -> int:
+        return len(self.track_refs)
+
+    @overload
+    def __getitem__(self, index: int) -> TrackScopes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TrackScopes]: ...
+
+    def __getitem__(self, index: int | slice) -> TrackScopes | Sequence[TrackScopes]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        i = operator.index(index)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("track index out of range")
+        rows = slice(int(self.ends[i - 1]) if i else 0, int(self.ends[i]))
+        return TrackScopes(
+            int(self.track_refs[i]),
+            self.scope_id[rows],
+            self.start_ns[rows],
+            self.duration_ns[rows],
+            self.depth[rows],
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """The scopes every track completed between two ``end_frame()`` calls."""
+    """The scopes every track completed between two ``end_frame()`` calls.
+
+    ``tracks`` is a sequence of :class:`TrackScopes`: a tuple on the
+    producer's side, :class:`TrackColumns` in a frame read from a stream.
+    """
 
     index: int
     start_ns: int
     duration_ns: int
-    tracks: tuple[TrackScopes, ...]
+    tracks: Sequence[TrackScopes]
 
     @property
     def num_scopes(self) -> int:
+        if isinstance(self.tracks, TrackColumns):
+            return len(self.tracks.scope_id)
         return sum(len(track) for track in self.tracks)
 
 

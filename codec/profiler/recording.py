@@ -2,9 +2,11 @@
 
 Strategy: scopes are registered once (by name, by decorated function, or as
 user scopes timed elsewhere) and get dense ids; recording a scope then
-writes only its id, start, duration and depth into the calling thread's
-preallocated columns (``_recorder``). ``end_frame()`` takes every thread's
-finished rows under one lock and encodes, into one reusable
+writes only its id, start, duration and depth into the preallocated columns
+of the calling thread, or of the running asyncio task's lane (``_recorder``).
+``end_frame()`` takes every recorder's finished rows under one lock (and
+retires the recorders of threads that have ended, once their last rows are
+taken, so its cost follows the live threads) and encodes, into one reusable
 :class:`~codec.FrameEncoder`, first the registry entries no reader has been
 sent yet, then the frame, straight from the columns. The two parts go to
 every sink as zero-copy views of that buffer, valid during the call only;
@@ -29,7 +31,14 @@ from typing import Any, Protocol, TypeVar
 import numpy
 
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameEncoder
-from codec.profiler._recorder import DEFAULT_MAX_ROWS, Recording, Scope, ThreadRecorder
+from codec.profiler._recorder import (
+    DEFAULT_MAX_ROWS,
+    INITIAL_LANE_ROWS,
+    INITIAL_ROWS,
+    Recording,
+    Scope,
+    ThreadRecorder,
+)
 from codec.profiler.model import Marks, Registry, ScopeKind, TrackDef, TrackKind, TrackScopes
 from codec.profiler.stream import PacketWriter, Session
 
@@ -66,7 +75,8 @@ class Profiler:
         self.session = Session.new(name, fixed_columns=fixed_columns)
         self.registry = Registry()
         self._lock = threading.Lock()
-        self._recorders: list[ThreadRecorder] = []
+        self._recorders: list[ThreadRecorder] = []  # of live threads, and ended ones not sent
+        self._retired_dropped = 0  # the dropped scopes of retired recorders
         self._max_rows = max_rows_per_thread
         self._recording = Recording(self._new_recorder, self._register_named)
         self._recording.enabled = enabled
@@ -92,8 +102,9 @@ class Profiler:
 
     @property
     def dropped_scopes(self) -> int:
-        """Scopes not recorded: nested over 255 deep, or met with a thread's rows all in use."""
-        return sum(recorder.dropped for recorder in self._recorders)
+        """Scopes not recorded: nested over 255 deep, met with a thread's rows all in use,
+        or still open when their thread ended."""
+        return self._retired_dropped + sum(recorder.dropped for recorder in self._recorders)
 
     # --- registration -------------------------------------------------------------------
 
@@ -233,10 +244,20 @@ class Profiler:
             return self.frame_index
 
     def _take(self) -> tuple[list[TrackScopes], int, int]:
-        """Every track's finished rows (lock held), with their earliest start and latest end."""
+        """Every track's finished rows (lock held), with their earliest start and latest end.
+
+        A recorder whose owner has ended is retired once its rows are taken
+        (``ended`` is read first: rows can no longer arrive after it).
+        """
         tracks: list[TrackScopes] = []
         start = end = 0
+        live: list[ThreadRecorder] = []
+        retired_dropped = 0
         for recorder in self._recorders:
+            if recorder.ended:
+                retired_dropped += recorder.dropped + recorder.unfinished
+            else:
+                live.append(recorder)
             first, stop, last_end = recorder.take()
             if stop == first:
                 continue
@@ -249,6 +270,9 @@ class Profiler:
             first_start = int(starts[first])
             start = first_start if len(tracks) == 1 else min(start, first_start)
             end = max(end, last_end)
+        # in this order, dropped_scopes (read without the lock) never counts one twice
+        self._recorders = live
+        self._retired_dropped += retired_dropped
         for track, last_end in self._user_tracks:
             first_start = int(track.start_ns[0])
             start = first_start if not tracks else min(start, first_start)
@@ -259,12 +283,15 @@ class Profiler:
 
     # --- internals ----------------------------------------------------------------------
 
-    def _new_recorder(self) -> ThreadRecorder:
+    def _new_recorder(self, lane: int, owner: Any) -> ThreadRecorder:
+        """A recorder on a new track: the thread's own (lane 0), or a lane for its tasks."""
         thread = threading.current_thread()
-        track = self.registry.add_track(
-            thread.name, TrackKind.CPU_THREAD, threading.get_native_id()
-        )
-        recorder = ThreadRecorder(track.track_ref, self._lock, self._max_rows)
+        if lane:
+            name, kind, rows = f"{thread.name} tasks {lane}", TrackKind.ASYNC, INITIAL_LANE_ROWS
+        else:
+            name, kind, rows = thread.name, TrackKind.CPU_THREAD, INITIAL_ROWS
+        track = self.registry.add_track(name, kind, threading.get_native_id())
+        recorder = ThreadRecorder(track.track_ref, self._lock, self._max_rows, owner, rows)
         with self._lock:
             self._recorders.append(recorder)
         return recorder

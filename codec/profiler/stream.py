@@ -18,7 +18,12 @@ a header starts a keyframe, and a new ``session_id`` starts a new registry
 (a restarted producer reuses ids for other scopes). Frames come out as
 :class:`~codec.profiler.model.Frame` objects after their columns have been
 checked: equal lengths, ``num_scopes``, depths starting at 0 and rising by
-at most one, and every scope and track id defined. Frames that need a
+at most one, and every scope and track id defined. A frame keeps its
+tracks in columns shared by the whole frame
+(:class:`~codec.profiler.model.TrackColumns`), allocated once for the
+most scopes its bytes can hold and cut to size, so what a frame keeps
+follows its bytes, whatever their shape; ``max_elements`` bounds what one
+frame, one session's registry and one header may hold. Frames that need a
 registry before any keyframe was read (a file cut mid-stream) are skipped
 and counted. Every error is a :class:`~codec.DecodeError`; a bad packet
 raises :class:`~codec.profiler.model.StreamError` with the stream offset of
@@ -27,7 +32,9 @@ the packet.
 A file is the same stream. :func:`read_capture` starts at the first keyframe
 (found by the header's magic number) and, after a damaged packet, resumes at
 the next keyframe, so a file cut anywhere still yields every frame after its
-first whole keyframe.
+first whole keyframe. It splits the packets itself, straight from the file's
+bytes, so a resync never copies the rest of the file again: reading is
+linear in the file's size, however often it is damaged.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +59,7 @@ from codec.profiler.model import (
     ScopeDef,
     ScopeKind,
     StreamError,
+    TrackColumns,
     TrackDef,
     TrackKind,
     TrackScopes,
@@ -68,6 +77,11 @@ NEEDS_STATE = 2
 
 # Packet body fields.
 _HEADER, _REGISTRY, _FRAME, _STATS = 2, 3, 4, 6
+
+# The most tracks and scopes one frame, definitions one session, and features one
+# header may hold: a frame keeps 21 bytes per scope and 12 per track (at most 21 MiB
+# then), a definition about 100-150; the number is the struct decoder's element budget.
+DEFAULT_MAX_ELEMENTS = 1_000_000
 
 # The header's magic as it appears in a packet: tag of field 1, fixed32.
 _MAGIC_FIELD = bytes([1 << 3 | I32]) + MAGIC.to_bytes(4, "little")
@@ -229,10 +243,22 @@ class Receiver:
     means a restarted producer) or a :class:`~codec.profiler.model.Frame`.
     A reader that splits the stream itself hands over one packet at a time
     with :meth:`read_packet` instead.
+
+    ``max_elements`` bounds what a peer can make the receiver keep: the
+    tracks and scopes of one frame together, and the definitions (strings,
+    scopes, tracks) of one session; past it, :class:`StreamError`. A frame
+    is kept as columns shared by its tracks (:class:`TrackColumns`), so what
+    it costs follows its bytes on the wire.
     """
 
-    def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+    ) -> None:
         self.decoder = FrameDecoder(max_frame_size)
+        self.max_elements = max_elements
         self.registry = Registry()
         self.session: Session | None = None
         self.has_state = False  # a keyframe of the current session has been read
@@ -327,7 +353,7 @@ class Receiver:
             _text(fields.get(5)),
             _text(fields.get(6)),
             _signed(_number(fields, 9)),
-            tuple(_text(feature) for feature in fields.get(10, ())),
+            self._features(body),
         )
         if flags & STATE_CLEARED or self.session is None or session != self.session:
             self.registry = Registry()
@@ -335,12 +361,25 @@ class Receiver:
         self.has_state = True
         return session
 
+    def _features(self, body: memoryview) -> tuple[str, ...]:
+        """The header's feature strings (field 10), at most ``max_elements`` of them."""
+        features: list[str] = []
+        for field, _, value in WireReader(body):
+            if field == 10:
+                if len(features) == self.max_elements:
+                    raise StreamError(
+                        f"a header of more than max_elements ({self.max_elements}) features"
+                    )
+                features.append(_text(value))
+        return tuple(features)
+
     def _registry(self, body: memoryview) -> None:
         registry = self.registry
         nexts = {}
         for field, wire_type, value in WireReader(body):
             if wire_type != LEN:
-                nexts[field] = value
+                if field in (5, 6, 7):
+                    nexts[field] = value
                 continue
             entry = _scalars(value)
             if field == 1:
@@ -365,6 +404,16 @@ class Receiver:
                         _number(entry, 4),
                     )
                 )
+            else:
+                continue
+            # checked once applied: a repeated definition (a keyframe's) adds nothing
+            if (
+                len(registry.strings) + len(registry.scopes) + len(registry.tracks)
+                > self.max_elements
+            ):
+                raise StreamError(
+                    f"a session of more than max_elements ({self.max_elements}) definitions"
+                )
         for field, table in ((5, registry.scopes), (6, registry.strings), (7, registry.tracks)):
             if field in nexts and _number(nexts, field) != len(table) + 1:
                 raise StreamError(
@@ -374,15 +423,17 @@ class Receiver:
 
     def _frame(self, body: memoryview) -> Frame:
         meta: dict[int, Any] = {}
-        tracks = []
         for field, wire_type, value in WireReader(body):
             if field == 1 and wire_type == LEN:
                 meta = _scalars(value)
-            elif field == 2 and wire_type == LEN:
-                tracks.append(value)
         start = varint.zigzag_decode(_number(meta, 2))
-        decoded = tuple(self._track(columns, start) for columns in tracks)
-        frame = Frame(_number(meta, 1), start, _number(meta, 3), decoded)
+        columns = _FrameColumns(len(body), self.max_elements)
+        for field, wire_type, value in WireReader(body):
+            if field == 2 and wire_type == LEN:
+                self._track(value, start, columns)
+        tracks = columns.tracks()
+        self._check_trees(tracks)
+        frame = Frame(_number(meta, 1), start, _number(meta, 3), tracks)
         if frame.num_scopes != _number(meta, 4):
             raise StreamError(
                 f"frame {frame.index} declares {_number(meta, 4)} scopes and holds "
@@ -390,7 +441,13 @@ class Receiver:
             )
         return frame
 
-    def _track(self, body: memoryview, frame_start: int) -> TrackScopes:
+    def _track(self, body: memoryview, frame_start: int, out: _FrameColumns) -> None:
+        """Check one track's reference and column lengths, and append its columns to the frame's.
+
+        Depths and scope ids are checked for the whole frame at once
+        (:meth:`_check_trees`): a track costs the same few calls whatever
+        its size, and an empty one none at all.
+        """
         reader = WireReader(body)
         track_ref = 0
         columns: dict[int, Any] = {}
@@ -400,33 +457,54 @@ class Receiver:
             elif wire_type == LEN and field in _COLUMN_KINDS:
                 columns[field] = reader.packed(value, _COLUMN_KINDS[field])
             elif wire_type == LEN and field == 5:
-                columns[5] = numpy.frombuffer(value, dtype=numpy.uint8).copy()
+                columns[5] = numpy.frombuffer(value, dtype=numpy.uint8)
         self.registry.track(track_ref)  # raises if undefined
-        if columns.keys() & {12, 13, 14}:
-            if columns.keys() & {2, 3, 4}:
-                raise StreamError(f"track {track_ref} mixes the varint and fixed columns")
-            ids = columns.get(12, _EMPTY_U32).astype(numpy.uint32)
-            starts = columns.get(13, _EMPTY_I64).astype(numpy.int64)
-            durations = columns.get(14, _EMPTY_I64).astype(numpy.int64)
-        else:
-            ids = columns.get(2, _EMPTY_U32)
-            starts = numpy.cumsum(columns.get(3, _EMPTY_I64).view(numpy.int64)) + frame_start
-            durations = columns.get(4, _EMPTY_I64).view(numpy.int64)
-        depth = columns.get(5, _EMPTY_U8)
+        fixed = bool(columns.keys() & {12, 13, 14})
+        if fixed and columns.keys() & {2, 3, 4}:
+            raise StreamError(f"track {track_ref} mixes the varint and fixed columns")
+        ids, starts, durations = (
+            columns.get(f, _EMPTY) for f in ((12, 13, 14) if fixed else (2, 3, 4))
+        )
+        depth = columns.get(5, _EMPTY)
         count = len(ids)
         if not len(starts) == len(durations) == len(depth) == count:
             raise StreamError(
                 f"track {track_ref}: columns of {count}, {len(starts)}, {len(durations)} "
                 f"and {len(depth)} scopes"
             )
-        if count:
-            if depth[0] != 0 or (count > 1 and numpy.diff(depth.astype(numpy.int16)).max() > 1):
-                raise StreamError(f"track {track_ref}: depths are not in pre-order")
-            if ids.min() < 1 or ids.max() > len(self.registry.scopes):
-                raise StreamError(
-                    f"track {track_ref}: scope id outside 1..{len(self.registry.scopes)}"
-                )
-        return TrackScopes(track_ref, ids, starts, durations, depth)
+        rows = out.add(track_ref, count)
+        if not count:
+            return
+        out.scope_id[rows] = ids
+        if fixed:
+            out.start_ns[rows] = starts
+        else:  # start deltas, from the frame's start
+            numpy.cumsum(starts.view(numpy.int64), out=out.start_ns[rows])
+            out.start_ns[rows] += frame_start
+        out.duration_ns[rows] = durations.view(numpy.int64)
+        out.depth[rows] = depth
+
+    def _check_trees(self, tracks: TrackColumns) -> None:
+        """Every track's depths start at 0 and rise by at most 1; every scope id is defined."""
+        depth, ids, ends = tracks.depth, tracks.scope_id, tracks.ends
+        rows = len(ids)
+        if not rows:
+            return
+        # A scope is at most one level deeper than the scope before it, and a
+        # track's first scope is at level 0.
+        deepest = numpy.empty(rows, dtype=numpy.int16)
+        deepest[0] = 0
+        numpy.add(depth[:-1], 1, out=deepest[1:], dtype=numpy.int16)
+        deepest[ends[:-1][ends[:-1] < rows]] = 0
+        bad = numpy.flatnonzero(depth > deepest)
+        if len(bad):
+            ref = tracks.track_refs[numpy.searchsorted(ends, bad[0], side="right")]
+            raise StreamError(f"track {ref}: depths are not in pre-order")
+        defined = len(self.registry.scopes)
+        if ids.min() < 1 or ids.max() > defined:
+            row = numpy.flatnonzero((ids < 1) | (ids > defined))[0]
+            ref = tracks.track_refs[numpy.searchsorted(ends, row, side="right")]
+            raise StreamError(f"track {ref}: scope id outside 1..{defined}")
 
     def _stats(self, body: memoryview) -> None:
         self.frames_dropped = _number(_scalars(body), 1)
@@ -440,18 +518,60 @@ _COLUMN_KINDS = {
     13: "sfixed64",
     14: "fixed64",
 }
-_EMPTY_U32 = numpy.zeros(0, dtype=numpy.uint32)
-_EMPTY_I64 = numpy.zeros(0, dtype=numpy.int64)
-_EMPTY_U8 = numpy.zeros(0, dtype=numpy.uint8)
+_EMPTY = numpy.zeros(0, dtype=numpy.uint64)
+# Every scope takes at least 4 bytes of its track on the wire (a byte in each column).
+_MIN_SCOPE_BYTES = 4
+
+
+class _FrameColumns:
+    """A frame's columns while its tracks are read, sized once from the frame's bytes.
+
+    A frame of ``size`` bytes holds at most ``size // 4`` scopes, so the
+    columns are allocated once for that many (21 bytes per 4 wire bytes)
+    and copied to their exact length at the end: nothing grows, and nothing
+    is reserved from a declared count.
+    """
+
+    def __init__(self, size: int, max_elements: int) -> None:
+        rows = min(size // _MIN_SCOPE_BYTES, max_elements)
+        self.scope_id = numpy.empty(rows, dtype=numpy.uint32)
+        self.start_ns = numpy.empty(rows, dtype=numpy.int64)
+        self.duration_ns = numpy.empty(rows, dtype=numpy.int64)
+        self.depth = numpy.empty(rows, dtype=numpy.uint8)
+        self.track_refs = array("Q")
+        self.ends = array("q")
+        self.count = 0
+        self.max_elements = max_elements
+
+    def add(self, track_ref: int, count: int) -> slice:
+        """The rows of a new track of ``count`` scopes; StreamError past ``max_elements``."""
+        if len(self.ends) + 1 + self.count + count > self.max_elements:
+            raise StreamError(
+                f"a frame of more than max_elements ({self.max_elements}) tracks and scopes"
+            )
+        rows = slice(self.count, self.count + count)
+        self.count += count
+        self.track_refs.append(track_ref)
+        self.ends.append(self.count)
+        return rows
+
+    def tracks(self) -> TrackColumns:
+        rows = self.count
+        return TrackColumns(
+            numpy.array(self.track_refs, dtype=numpy.uint32),
+            numpy.array(self.ends, dtype=numpy.int64),
+            self.scope_id[:rows].copy(),
+            self.start_ns[:rows].copy(),
+            self.duration_ns[:rows].copy(),
+            self.depth[:rows].copy(),
+        )
 
 
 def _scalars(body: memoryview) -> dict[int, Any]:
-    """The fields of a small message by number (the last value wins; field 10 collects)."""
+    """The fields 1-9 of a small message by number (the last value wins)."""
     fields: dict[int, Any] = {}
     for field, _, value in WireReader(body):
-        if field == 10:
-            fields.setdefault(10, []).append(value)
-        else:
+        if field < 10:
             fields[field] = value
     return fields
 
@@ -491,11 +611,13 @@ def find_keyframe(data: bytes, start: int = 0) -> int:
 
     It looks for the header's magic number, then for a packet that starts
     at most 14 bytes before it (a length prefix, the flags field, the
-    header's tag and length) and decodes as a header.
+    header's tag and length) and decodes as a header, nearest first: a
+    start further back whose length prefix is made of damaged bytes could
+    decode as the same header inside a longer, bogus packet.
     """
     found = data.find(_MAGIC_FIELD, start)
     while found >= 0:
-        for begin in range(max(start, found - 14), found):
+        for begin in range(found - 1, max(start, found - 14) - 1, -1):
             if _is_header_packet(data, begin):
                 return begin
         found = data.find(_MAGIC_FIELD, found + 1)
@@ -522,23 +644,42 @@ def _is_header_packet(data: bytes, begin: int) -> bool:
     return False
 
 
-def read_capture(data: bytes) -> Iterator[tuple[Receiver, Session | Frame]]:
+def read_capture(
+    data: bytes,
+    *,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> Iterator[tuple[Receiver, Session | Frame]]:
     """Every session header and frame of a recorded stream, with the receiver that read it.
 
     Reading starts at the first keyframe. A damaged packet ends the current
-    receiver, and reading resumes, with a new one, at the next keyframe; a
-    packet cut by the end of the data ends the capture, unless a keyframe
-    follows its start (a damaged length prefix that runs past the end).
+    receiver, and reading resumes, with a new one, at the next keyframe
+    after the start of that packet; a packet cut by the end of the data ends
+    the capture, unless a keyframe follows its start (a damaged length
+    prefix that runs past the end).
+
+    The packets are split here, straight from ``data``, and handed to the
+    receiver one by one: no byte is copied into a decoder, so each resync
+    costs only what it reads, and a file of damage after damage is read in
+    time linear in its size. The limits are each receiver's; a packet over
+    ``max_elements`` counts as damaged.
     """
-    start = find_keyframe(data)
     view = memoryview(data)
+    end = len(data)
+    start = find_keyframe(data)
     while start >= 0:
-        receiver = Receiver()
+        receiver = Receiver(max_frame_size=max_frame_size, max_elements=max_elements)
+        pos = start
         try:
-            receiver.feed(view[start:])
-            for item in receiver:
-                yield receiver, item
-            receiver.feed_eof()
+            while pos < end:
+                packet = pos
+                size, body = varint.decode(data, pos)
+                pos = body + size
+                if size > max_frame_size or pos > end:
+                    raise StreamError("a packet runs past the end or over max_frame_size", packet)
+                item = receiver._read(view[body:pos], pos - packet)
+                if item is not None:
+                    yield receiver, item
             return
-        except DecodeError as exc:  # TruncatedError too: the last packet, or a damaged prefix
-            start = find_keyframe(data, start + (exc.offset or 0) + 1)
+        except DecodeError:  # a damaged packet, or the last one cut short
+            start = find_keyframe(data, packet + 1)

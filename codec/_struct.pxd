@@ -38,9 +38,6 @@ cdef extern from "Python.h":
         vectorcallfunc tp_vectorcall
     PyObject *_PyType_Lookup(PyTypeObject *type, PyObject *name)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
-    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
-    # The same call for the write pass, which raises its own error on NULL.
-    const char *_utf8_or_null "PyUnicode_AsUTF8AndSize"(object text, Py_ssize_t *size) noexcept
     char *PyBytes_AS_STRING(object data)
     bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
     bint PyDict_Next(object mapping, Py_ssize_t *pos, PyObject **key, PyObject **value)
@@ -70,6 +67,21 @@ cdef extern from *:
     }
     """
     bint codec_small_int(object number, long long *value) noexcept
+
+cdef extern from *:
+    """
+    /* A str's UTF-8 bytes (CPython keeps them), read in place for an ASCII string;
+       NULL with an exception set for a lone surrogate. */
+    static CYTHON_INLINE const char *codec_utf8(PyObject *text, Py_ssize_t *size) {
+        if (PyUnicode_IS_COMPACT_ASCII(text)) {
+            *size = PyUnicode_GET_LENGTH(text);
+            return (const char *)PyUnicode_DATA(text);
+        }
+        return PyUnicode_AsUTF8AndSize(text, size);
+    }
+    """
+    # NULL is a lone surrogate: the caller raises its own error.
+    const char *_utf8_or_null "codec_utf8"(object text, Py_ssize_t *size) noexcept
     double PyFloat_AS_DOUBLE(object number) noexcept
 
 cdef extern from "Python.h":
@@ -380,15 +392,6 @@ cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_s
 cdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
                               Py_ssize_t size) except -1
 
-@cython.locals(n=Py_ssize_t, tag=uint64_t)
-cdef Py_ssize_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                          Decoding state) except -1
-@cython.locals(n=Py_ssize_t)
-cdef Py_ssize_t _read_varint(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                             Decoding state) except -1
-@cython.locals(n=Py_ssize_t, size=uint64_t)
-cdef Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                            Decoding state) except -1
 @cython.locals(wire=int, width=Py_ssize_t, inner=uint64_t, open_groups=list)
 cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uint64_t tag,
                       Decoding state, int depth) except -1
@@ -400,7 +403,6 @@ cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *da
 cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
                               int depth) except -2
-cdef int _append(Struct message, FieldPlan field, object value) except -1
 cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
 cdef Struct _new_part(MessagePlan plan, Decoding state, Py_ssize_t pos)
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
@@ -423,7 +425,15 @@ cdef int _decode_packed(FieldPlan field, Struct message, const uchar *data, Py_s
 @cython.locals(count=Py_ssize_t)
 cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
                           Py_ssize_t end, Decoding state, Py_ssize_t width)
-@cython.locals(entry_plan=MessagePlan, entry=Struct, value_field=FieldPlan)
 cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
                        Py_ssize_t end, Decoding state, int depth) except -1
+@cython.locals(key_field=FieldPlan, value_field=FieldPlan, elements=Py_ssize_t, start=Py_ssize_t,
+               at=Py_ssize_t)
+cdef bint _read_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
+                      Py_ssize_t end, Decoding state, int depth) except -1
+@cython.locals(entry_plan=MessagePlan, entry=Struct, value_field=FieldPlan)
+cdef bint _decode_entry_struct(FieldPlan field, dict mapping, const uchar *data,
+                              Py_ssize_t pos, Py_ssize_t end, Decoding state,
+                              int depth) except -1
+cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
 cdef const uchar *_bytes_of(object source)

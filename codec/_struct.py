@@ -263,9 +263,19 @@ class MessagePlan:
         self.cls = cls
 
     def field_numbered(self, number: int) -> FieldPlan | None:
-        if number < len(self.numbered):
-            return self.numbered[number]
-        return self.by_number.get(number)
+        """The field numbered ``number``, or None."""
+        return _field_numbered(self, number)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(plan=MessagePlan, number=cython.Py_ssize_t, numbered=tuple)
+def _field_numbered(plan: MessagePlan, number: int) -> FieldPlan | None:
+    """The field numbered ``number`` in ``plan``, or None (small numbers by list index)."""
+    numbered = plan.numbered
+    if number < len(numbered):
+        return numbered[number]
+    return plan.by_number.get(number)
 
 
 def _stack_room() -> bool:
@@ -989,10 +999,12 @@ def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
     """UTF-8 length of a string field's value (compiled: CPython's cached UTF-8)."""
     if type(value) is not str:
         return _bytes_size(field, plan, _not_text(field, plan, value))
+    if cython.compiled:
+        if _utf8_or_null(value, cython.address(size)) == cython.NULL:
+            PyErr_Clear()
+            raise _encode_error(field, plan, "string has a lone surrogate")
+        return size  # type: ignore[has-type]
     try:
-        if cython.compiled:
-            PyUnicode_AsUTF8AndSize(value, cython.address(size))
-            return size  # type: ignore[has-type]
         return len(value.encode())
     except UnicodeEncodeError:
         raise _encode_error(field, plan, "string has a lone surrogate") from None
@@ -1761,6 +1773,18 @@ class Decoding:
             raise DecodeError("message has more elements than max_elements allows", offset)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    data="const unsigned char *",
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    state="Decoding",
+    n=cython.Py_ssize_t,
+    tag=cython.ulonglong,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
     """Read and check the tag at ``pos`` into ``state.tag``; return the position after it."""
     n = varint_scan(data, pos, end, False)
@@ -1779,6 +1803,17 @@ def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
     return pos + n
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    data="const unsigned char *",
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    state="Decoding",
+    n=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _read_varint(data: Any, pos: int, end: int, state: Decoding) -> int:
     n = varint_scan(data, pos, end, False)
     if n <= 0:
@@ -1788,6 +1823,18 @@ def _read_varint(data: Any, pos: int, end: int, state: Decoding) -> int:
     return n
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    data="const unsigned char *",
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    state="Decoding",
+    n=cython.Py_ssize_t,
+    size=cython.ulonglong,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
     """End of the length-delimited value whose size is at ``pos``.
 
@@ -1855,10 +1902,7 @@ def decode_message(
     ``group`` is the field number of the group being read (0 for a
     length-delimited message): its end-group tag ends the message.
     """
-    if depth > state.max_depth:
-        raise DepthLimitError(f"messages nested deeper than {state.max_depth}", state.base + pos)
-    if not _stack_room():
-        raise DepthLimitError(_STACK_EXHAUSTED, state.base + pos)
+    _check_nesting(state, depth, pos)
     unknown: bytearray | None = None
     while pos < end:
         start = pos
@@ -1868,7 +1912,7 @@ def decode_message(
             if group and tag >> 3 == group:
                 break
             raise WireFormatError("end-group tag without a matching start", state.base + start)
-        field = plan.field_numbered(tag >> 3)
+        field = _field_numbered(plan, tag >> 3)
         if field is not None:
             after = _decode_field(field, plan, message, data, pos, end, tag & 7, state, depth)
             if after >= 0:
@@ -1897,6 +1941,14 @@ def decode_message(
     if unknown is not None:
         message._unknown = bytes(unknown)
     return pos
+
+
+def _check_nesting(state: Decoding, depth: int, pos: int) -> None:
+    """Refuse a message at ``pos`` nested ``depth`` deep: past max_depth, or the C stack."""
+    if depth > state.max_depth:
+        raise DepthLimitError(f"messages nested deeper than {state.max_depth}", state.base + pos)
+    if not _stack_room():
+        raise DepthLimitError(_STACK_EXHAUSTED, state.base + pos)
 
 
 def _decode_field(
@@ -1959,6 +2011,11 @@ def _decode_field(
     return state.after
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(message=Struct, field=FieldPlan)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
 def _append(message: Struct, field: FieldPlan, value: Any) -> None:
     """Append a decoded element to a repeated field's list.
 
@@ -2143,6 +2200,75 @@ def _decode_entry(
     depth: int,
 ) -> bool:
     """Decode one map entry ``data[pos:end]`` into ``mapping``, unless it holds unknown fields.
+
+    An entry of a key and a value on their wire types (nearly every one) is
+    read straight into ``mapping``; any other takes :func:`_decode_entry_struct`.
+    """
+    if _read_entry(field, mapping, data, pos, end, state, depth):
+        return True
+    return _decode_entry_struct(field, mapping, data, pos, end, state, depth)
+
+
+def _read_entry(
+    field: FieldPlan,
+    mapping: dict[Any, Any],
+    data: Any,
+    pos: int,
+    end: int,
+    state: Decoding,
+    depth: int,
+) -> bool:
+    """Read a map entry of only its key and value fields, as the entry message would be read.
+
+    The same reads in the same order as decoding the entry struct, so the
+    same errors at the same offsets. False, with nothing changed (the
+    element budget given back), at the first field that is neither the key
+    nor the value on its wire type, or a value outside its closed enum.
+    """
+    key_field: FieldPlan = field.map_key  # type: ignore[assignment]
+    value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+    if value_field.kind == GROUP:
+        return False
+    _check_nesting(state, depth + 1, pos)
+    elements = state.elements
+    start = pos
+    key = key_field.default
+    value = value_field.default  # None for a message
+    while pos < end:
+        at = _read_tag(data, pos, end, state)
+        if state.tag == key_field.tag:
+            key = _read_value(key_field, data, at, end, state)
+            pos = state.after
+        elif state.tag != value_field.tag:
+            state.elements = elements
+            return False
+        elif value_field.message is None:
+            value = _read_value(value_field, data, at, end, state)
+            if value_field.closed_enum is not None and value not in value_field.closed_enum:
+                state.elements = elements
+                return False
+            pos = state.after
+        else:
+            pos = _length_end(data, at, end, state)
+            if value is None:  # a second value is merged into the first, as in a message
+                value = _new_part(value_field.message, state, at)
+            decode_message(value_field.message, value, data, state.body, pos, state, depth + 2, 0)
+    if value is None:
+        value = _new_part(value_field.message, state, start)  # type: ignore[arg-type]
+    mapping[key] = value
+    return True
+
+
+def _decode_entry_struct(
+    field: FieldPlan,
+    mapping: dict[Any, Any],
+    data: Any,
+    pos: int,
+    end: int,
+    state: Decoding,
+    depth: int,
+) -> bool:
+    """Decode a map entry through a struct of its entry message, unless it holds unknown fields.
 
     Such an entry is left in ``state.rejected_entry`` for the caller to keep
     among the unknown fields: re-encoded, as upb keeps it, or as it came

@@ -7,14 +7,13 @@ from libc.stdint cimport uint64_t
 ctypedef unsigned char uchar
 ctypedef unsigned int uint
 
-cdef Py_ssize_t _MAX_LEN, _STRICT_MAX_LEN, _TOO_LONG, _OVERFLOW, _NOT_MINIMAL
-
-@cython.locals(limit=Py_ssize_t, n=Py_ssize_t, byte=uchar)
-cdef Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py_ssize_t end,
-                            bint strict) noexcept nogil
-
-@cython.locals(value=uint64_t, chunk=uint64_t, shift=uint, i=Py_ssize_t)
-cdef uint64_t varint_value(const unsigned char *data, Py_ssize_t pos, Py_ssize_t n) noexcept nogil
+cdef enum:
+    _MAX_LEN = 10  # MAX_LEN
+    _STRICT_MAX_LEN = 9  # STRICT_MAX_LEN
+    # negative answers of varint_scan (0 means "incomplete")
+    _TOO_LONG = -1
+    _OVERFLOW = -2
+    _NOT_MINIMAL = -3
 
 cdef object varint_error(Py_ssize_t status, Py_ssize_t offset)
 
@@ -28,6 +27,38 @@ cdef extern from *:
 cdef inline Py_ssize_t varint_size(uint64_t value) noexcept nogil:
     # 1 byte per 7 bits of the highest set bit, without a loop
     return (9 * (63 - __builtin_clzll(value | 1)) + 73) >> 6
+
+
+cdef inline Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py_ssize_t end,
+                                   bint strict) noexcept nogil:
+    # the one check of every varint: see _varint.py
+    cdef Py_ssize_t limit = _STRICT_MAX_LEN if strict else _MAX_LEN
+    cdef Py_ssize_t n = 0
+    cdef unsigned char byte
+    while pos + n < end:
+        byte = data[pos + n]
+        n += 1
+        if byte < 0x80:
+            if strict:
+                if byte == 0 and n > 1:
+                    return _NOT_MINIMAL
+            elif n == _MAX_LEN and byte > 1:
+                return _OVERFLOW
+            return n
+        if n == limit:
+            return _TOO_LONG
+    return 0
+
+
+cdef inline uint64_t varint_value(const unsigned char *data, Py_ssize_t pos,
+                                  Py_ssize_t n) noexcept nogil:
+    cdef uint64_t value = 0
+    cdef unsigned int shift = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        value |= (<uint64_t>(data[pos + i] & 0x7F)) << shift
+        shift += 7
+    return value
 
 
 cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,

@@ -48,8 +48,9 @@ WritableBytes = bytearray | memoryview
 
 MAX_LEN = 10  # protobuf: ceil(64 / 7) bytes
 STRICT_MAX_LEN = 9  # multiformats unsigned-varint: 63 bits
-_MAX_LEN = MAX_LEN  # C copies of the public constants (cdef names cannot be imported)
-_STRICT_MAX_LEN = STRICT_MAX_LEN
+if not cython.compiled:  # compiled, C constants of _varint.pxd
+    _MAX_LEN = MAX_LEN
+    _STRICT_MAX_LEN = STRICT_MAX_LEN
 _MAX_OFFSET = sys.maxsize  # larger offsets are past the end of every buffer
 
 # Value ranges, as Python ints (half-open: low <= value < high).
@@ -59,40 +60,38 @@ _UINT64 = (0, 2**64)
 _INT64 = (-(2**63), 2**63)
 _UINT63 = (0, 2**63)
 
-# Negative answers of varint_scan (0 means "incomplete").
-_TOO_LONG = -1
-_OVERFLOW = -2
-_NOT_MINIMAL = -3
+if not cython.compiled:  # compiled, _varint.pxd holds these two, inlined where used
+    # Negative answers of varint_scan (0 means "incomplete").
+    _TOO_LONG = -1
+    _OVERFLOW = -2
+    _NOT_MINIMAL = -3
 
+    def varint_scan(data: Bytes, pos: int, end: int, strict: bool) -> int:
+        """Length of the varint at ``data[pos:end]``, 0 if incomplete, or a negative status."""
+        limit = _STRICT_MAX_LEN if strict else _MAX_LEN
+        n = 0
+        while pos + n < end:
+            byte = data[pos + n]
+            n += 1
+            if byte < 0x80:
+                if strict:
+                    if byte == 0 and n > 1:
+                        return _NOT_MINIMAL
+                elif n == _MAX_LEN and byte > 1:
+                    return _OVERFLOW
+                return n
+            if n == limit:
+                return _TOO_LONG
+        return 0
 
-def varint_scan(data: Bytes, pos: int, end: int, strict: bool) -> int:
-    """Length of the varint at ``data[pos:end]``, 0 if incomplete, or a negative status."""
-    limit = _STRICT_MAX_LEN if strict else _MAX_LEN
-    n = 0
-    while pos + n < end:
-        byte = data[pos + n]
-        n += 1
-        if byte < 0x80:
-            if strict:
-                if byte == 0 and n > 1:
-                    return _NOT_MINIMAL
-            elif n == _MAX_LEN and byte > 1:
-                return _OVERFLOW
-            return n
-        if n == limit:
-            return _TOO_LONG
-    return 0
-
-
-def varint_value(data: Bytes, pos: int, n: int) -> int:
-    """Value of the ``n``-byte varint at ``pos``, already validated by varint_scan."""
-    value = 0
-    shift = 0
-    for i in range(n):
-        chunk = data[pos + i] & 0x7F
-        value |= chunk << shift
-        shift += 7
-    return value
+    def varint_value(data: Bytes, pos: int, n: int) -> int:
+        """Value of the ``n``-byte varint at ``pos``, already validated by varint_scan."""
+        value = 0
+        shift = 0
+        for i in range(n):
+            value |= (data[pos + i] & 0x7F) << shift
+            shift += 7
+        return value
 
 
 def varint_error(status: int, offset: int) -> VarintError:

@@ -1870,3 +1870,63 @@ def test_valueless_map_entries_are_charged_for_the_structs_they_make() -> None:
         key += 1
     with pytest.raises(codec.DecodeError, match="max_elements"):
         codec.decode(cls, bytes(entries))
+
+
+# --- map entries: read straight into the dict, or through their entry message ----------------
+
+
+def _least_budget(cls: Any, data: bytes) -> int:
+    """The smallest max_elements that decodes ``data``."""
+    budget = 1
+    while True:
+        try:
+            codec.Decoder(cls, max_elements=budget).decode(data)
+        except DecodeError as error:
+            assert "max_elements" in str(error)
+            budget += 1
+        else:
+            return budget
+
+
+def _entry(key: bytes, value: bytes, extra: bytes = b"") -> bytes:
+    """A Tree.named entry: key "..." then a Tree value, then ``extra`` inside the entry."""
+    body = b"\x0a" + _VarintBytes(len(key)) + key + b"\x12" + _VarintBytes(len(value)) + value
+    body += extra
+    return b"\x2a" + _VarintBytes(len(body)) + body
+
+
+def test_map_entries_read_directly_or_as_their_message_agree() -> None:
+    tree = S(E.Tree)
+    child = upb_bytes(E.Tree(value=7, children=[E.Tree(value=8)]))
+    plain = _entry(b"a", child) + _entry(b"b", b"")
+    # An unknown field after the value: the entry is kept whole among the unknown
+    # fields (re-encoded), after its value was already read by the direct path.
+    odd = _entry(b"a", child, extra=b"\x18\x05") + _entry(b"b", b"")
+    for data in (plain, odd):
+        decoded = codec.decode(tree, data)
+        assert codec.encode(decoded) == upb_bytes(E.Tree.FromString(data))
+    assert set(codec.decode(tree, odd).named) == {"b"}
+    # What the direct path spent on the value it gave up is given back: the odd
+    # entry costs two elements more than the plain one (its unknown field, and the
+    # entry kept among the unknown fields), not a second value's worth on top.
+    assert _least_budget(tree, odd) == _least_budget(tree, plain) + 2
+
+
+def test_map_entry_errors_are_the_entry_messages_errors() -> None:
+    tree = S(E.Tree)
+    cases = [  # the error, and its offset, of the entry read as a message
+        (_entry(b"a", b"\x08"), TruncatedError, 8),  # the value's varint is missing
+        (b"\x2a\x03\x0a\x05ab", TruncatedError, 3),  # the key runs past its entry
+        (b"\x2a\x02\x12\x7f", TruncatedError, 3),  # the value runs past its entry
+        (b"\x2a\x02\x0c\x00", WireFormatError, 2),  # an end-group tag in the entry
+        (b"\x2a\x03\x0a\x01\xff", DecodeError, 4),  # a key that is not UTF-8
+    ]
+    for data, error, offset in cases:
+        with pytest.raises(error) as raised:
+            codec.decode(tree, data)
+        assert raised.value.offset == offset
+        with pytest.raises(Exception):  # noqa: B017  (upb refuses them too, with its own error)
+            E.Tree.FromString(data)
+    with pytest.raises(DepthLimitError):
+        codec.Decoder(tree, max_depth=1).decode(_entry(b"a", upb_bytes(E.Tree(value=1))))
+    assert codec.Decoder(tree, max_depth=2).decode(_entry(b"a", b"")).named["a"] == tree()

@@ -319,11 +319,6 @@ cdef double _real(FieldPlan field, MessagePlan plan, object value, bint assignin
 cdef uint64_t _double_bits(double number) noexcept
 @cython.locals(bits32=uint32_t, single=float)
 cdef uint64_t _float_bits(double number) noexcept
-@cython.locals(size=Py_ssize_t)
-cdef Py_ssize_t _text_size(FieldPlan field, MessagePlan plan, object value) except -1
-@cython.locals(size=Py_ssize_t, text=cython.p_const_char)
-cdef Py_ssize_t _write_text(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                            Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, view=Py_buffer)
@@ -349,8 +344,6 @@ cdef uint64_t _key_number(object key) except? 0xfffffffffffffffe
 cdef int _text_before(const void *a, const void *b) noexcept nogil
 @cython.locals(x=item_ptr, y=item_ptr)
 cdef int _number_before(const void *a, const void *b) noexcept nogil
-@cython.locals(kind=int, size=Py_ssize_t)
-cdef Py_ssize_t _value_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value,
                                  int depth) except -1
 @cython.locals(sub=MessagePlan)
@@ -376,9 +369,6 @@ cdef int _room(FieldPlan field, MessagePlan plan, Py_ssize_t pos, Py_ssize_t end
                Py_ssize_t size, int tagged) except -1
 cdef Py_ssize_t _open_len(FieldPlan field, MessagePlan plan, uchar *out, Py_ssize_t pos,
                           Py_ssize_t end, Py_ssize_t size, int tagged) except -1
-@cython.locals(kind=int, sub=MessagePlan, bits=uint64_t, size=Py_ssize_t)
-cdef Py_ssize_t _write_value(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                             Py_ssize_t pos, Py_ssize_t end, int depth, int tagged) except -1
 @cython.locals(payload=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int depth) except -1

@@ -995,6 +995,11 @@ def _out_of_range(field: FieldPlan, plan: MessagePlan, number: Any) -> EncodeErr
     return _encode_error(field, plan, f"{number!r} is out of range")
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, plan=MessagePlan, size=cython.Py_ssize_t)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
     """UTF-8 length of a string field's value (compiled: CPython's cached UTF-8)."""
     if type(value) is not str:
@@ -1010,6 +1015,20 @@ def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
         raise _encode_error(field, plan, "string has a lone surrogate") from None
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    tagged=cython.int,
+    size=cython.Py_ssize_t,
+    text="const char *",
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _write_text(
     field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, tagged: int
 ) -> int:
@@ -1088,6 +1107,13 @@ def _write_bytes(
 # --- encoding: sizes -------------------------------------------------------
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan, plan=MessagePlan, depth=cython.int, kind=cython.int, size=cython.Py_ssize_t
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _value_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
     """Bytes of one value of ``field``, without its tag."""
     if field.wire_type != LEN and field.wire_type != SGROUP:
@@ -1355,6 +1381,23 @@ def _open_len(
     return varint_write(out, pos, size)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    depth=cython.int,
+    tagged=cython.int,
+    kind=cython.int,
+    sub=MessagePlan,
+    bits=cython.ulonglong,
+    size=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _write_value(
     field: FieldPlan,
     plan: MessagePlan,

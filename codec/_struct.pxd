@@ -329,9 +329,6 @@ cdef Py_ssize_t _packed_size(FieldPlan field, MessagePlan plan, object items) ex
 @cython.locals(size=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _implicit_size(FieldPlan field, MessagePlan plan, object value) except -1
 cdef Py_ssize_t _STACK_ITEMS
-@cython.locals(entry=MessagePlan, size=Py_ssize_t, entry_end=Py_ssize_t)
-cdef Py_ssize_t _write_entry(FieldPlan field, MessagePlan plan, object key, object item,
-                             uchar *out, Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 @cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
                scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
                item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
@@ -348,10 +345,6 @@ cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value
                                  int depth) except -1
 @cython.locals(sub=MessagePlan)
 cdef MessagePlan _sub_plan(FieldPlan field, MessagePlan plan, object value)
-@cython.locals(entry=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, size=Py_ssize_t,
-               value_size=Py_ssize_t)
-cdef Py_ssize_t _entry_size(FieldPlan field, object key, object value, int depth,
-                            bint measured) except -1
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
 cdef bint _sized(object value) except -1
 @cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
@@ -365,10 +358,6 @@ cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 cpdef Py_ssize_t message_size(object message) except -1
 cdef MessagePlan plan_of(object message)
 cdef object _changed(MessagePlan plan)
-cdef int _room(FieldPlan field, MessagePlan plan, Py_ssize_t pos, Py_ssize_t end,
-               Py_ssize_t size, int tagged) except -1
-cdef Py_ssize_t _open_len(FieldPlan field, MessagePlan plan, uchar *out, Py_ssize_t pos,
-                          Py_ssize_t end, Py_ssize_t size, int tagged) except -1
 @cython.locals(payload=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
 cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int depth) except -1

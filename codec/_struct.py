@@ -1143,6 +1143,20 @@ def _sub_plan(field: FieldPlan, plan: MessagePlan, value: Any) -> MessagePlan:
     return sub
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    depth=cython.int,
+    measured=cython.bint,
+    entry=MessagePlan,
+    key_field=FieldPlan,
+    value_field=FieldPlan,
+    size=cython.Py_ssize_t,
+    value_size=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int, measured: bool) -> int:
     """Bytes of one map entry message (key and value are always written, as upb does).
 
@@ -1360,6 +1374,18 @@ def _changed(plan: MessagePlan) -> EncodeError:
     return EncodeError(f"{plan.full_name}: the struct changed while it was being encoded")
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    tagged=cython.int,
+)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
 def _room(field: FieldPlan, plan: MessagePlan, pos: int, end: int, size: int, tagged: int) -> None:
     """Raise unless ``size`` bytes, after the tag unless _UNTAGGED, fit in ``out[pos:end]``."""
     if tagged != _UNTAGGED:
@@ -1368,6 +1394,19 @@ def _room(field: FieldPlan, plan: MessagePlan, pos: int, end: int, size: int, ta
         raise _changed(plan)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+    tagged=cython.int,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _open_len(
     field: FieldPlan, plan: MessagePlan, out: Any, pos: int, end: int, size: int, tagged: int
 ) -> int:
@@ -1504,6 +1543,21 @@ def _write_bits(field: FieldPlan, bits: int, out: Any, pos: int) -> int:
     return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    depth=cython.int,
+    entry=MessagePlan,
+    size=cython.Py_ssize_t,
+    entry_end=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _write_entry(
     field: FieldPlan,
     plan: MessagePlan,

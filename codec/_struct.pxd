@@ -324,10 +324,6 @@ cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) exc
 @cython.locals(size=Py_ssize_t, view=Py_buffer)
 cdef Py_ssize_t _write_bytes(FieldPlan field, MessagePlan plan, object value, uchar *out,
                              Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
-@cython.locals(payload=Py_ssize_t, width=Py_ssize_t)
-cdef Py_ssize_t _packed_size(FieldPlan field, MessagePlan plan, object items) except -1
-@cython.locals(size=Py_ssize_t, bits=uint64_t)
-cdef Py_ssize_t _implicit_size(FieldPlan field, MessagePlan plan, object value) except -1
 cdef Py_ssize_t _STACK_ITEMS
 @cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
                scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
@@ -341,14 +337,8 @@ cdef uint64_t _key_number(object key) except? 0xfffffffffffffffe
 cdef int _text_before(const void *a, const void *b) noexcept nogil
 @cython.locals(x=item_ptr, y=item_ptr)
 cdef int _number_before(const void *a, const void *b) noexcept nogil
-cdef Py_ssize_t _submessage_size(FieldPlan field, MessagePlan plan, object value,
-                                 int depth) except -1
-@cython.locals(sub=MessagePlan)
-cdef MessagePlan _sub_plan(FieldPlan field, MessagePlan plan, object value)
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
 cdef bint _sized(object value) except -1
-@cython.locals(total=Py_ssize_t, payload=Py_ssize_t, entry=Py_ssize_t)
-cdef Py_ssize_t _field_size(FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(total=Py_ssize_t, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object,
                bits=uint64_t)
 cdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
@@ -358,9 +348,6 @@ cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 cpdef Py_ssize_t message_size(object message) except -1
 cdef MessagePlan plan_of(object message)
 cdef object _changed(MessagePlan plan)
-@cython.locals(payload=Py_ssize_t, run_end=Py_ssize_t, bits=uint64_t)
-cdef Py_ssize_t _write_field(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                             Py_ssize_t pos, Py_ssize_t end, int depth) except -1
 cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
                                  Py_ssize_t end, int depth) except -1
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, unknown=bytes, value=object,

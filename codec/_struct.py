@@ -1130,10 +1130,27 @@ def _value_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
     return varint_size(size) + size
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    depth=cython.int,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _submessage_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
     return message_size_at(_sub_plan(field, plan, value), value, depth + 1)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    sub=MessagePlan,
+)
+@cython.returns(MessagePlan)
 def _sub_plan(field: FieldPlan, plan: MessagePlan, value: Any) -> MessagePlan:
     """The plan of a message field's value, which must be a struct of the field's type."""
     sub: MessagePlan = field.message  # type: ignore[assignment]
@@ -1198,6 +1215,18 @@ def _sized(value: Any) -> bool:
     return True
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    depth=cython.int,
+    total=cython.Py_ssize_t,
+    payload=cython.Py_ssize_t,
+    entry=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
     """Bytes of a whole field that is not a singular number (tags included).
 
@@ -1227,6 +1256,16 @@ def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> 
     return _implicit_size(field, plan, value)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    payload=cython.Py_ssize_t,
+    width=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _packed_size(field: FieldPlan, plan: MessagePlan, items: Any) -> int:
     """Bytes of the values of a packed field, without its tag and length (checked)."""
     payload = 0
@@ -1241,6 +1280,16 @@ def _packed_size(field: FieldPlan, plan: MessagePlan, items: Any) -> int:
     return payload
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    size=cython.Py_ssize_t,
+    bits=cython.ulonglong,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
     """Bytes of a singular proto3 scalar, string or bytes field: 0 for its zero value."""
     if field.wire_type == LEN:
@@ -1496,6 +1545,21 @@ def _write_scalar(
     return _write_bits(field, bits, out, pos)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    field=FieldPlan,
+    plan=MessagePlan,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    depth=cython.int,
+    payload=cython.Py_ssize_t,
+    run_end=cython.Py_ssize_t,
+    bits=cython.ulonglong,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
 def _write_field(
     field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, depth: int
 ) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 compiled = False
 
 # C type names used in those decorators.
-int = double = longlong = ulonglong = Py_ssize_t = p_uchar = None
+bint = int = double = longlong = ulonglong = Py_ssize_t = p_uchar = None
 
 
 def _unchanged(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -43,6 +43,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
 from hypothesis import given
 from hypothesis import strategies as st
+from misuse import Reentrant, race
 from unchecked import unchecked
 
 import codec
@@ -1263,24 +1264,6 @@ def test_message_frames_do_not_pin_the_window() -> None:
 SampleStruct = codec.struct(Sample)
 
 
-class Reentrant:
-    """A number whose ``__index__`` first runs ``action``, noting what it raised each time."""
-
-    def __init__(self, value: int, action: Callable[[], object]) -> None:
-        self.value = value
-        self.action = action
-        self.outcomes: list[str] = []
-
-    def __index__(self) -> int:
-        try:
-            self.action()
-        except RuntimeError as exc:
-            self.outcomes.append(str(exc))
-        else:
-            self.outcomes.append("done")
-        return self.value
-
-
 def _frames_of(stream: bytes) -> list[bytes]:
     decoder = FrameDecoder()
     decoder.feed(stream)
@@ -1411,15 +1394,20 @@ def test_two_threads_on_one_encoder_lose_no_frame() -> None:
             tried.wait(10)
         time.sleep(0)
 
+    finished = threading.Event()
+
     def encoding() -> None:
-        for i in range(200):
-            message = unchecked(SampleStruct, scope_id=Reentrant(i, pause), name=f"a{i}")
-            try:
-                encoder.encode(message)
-            except RuntimeError as exc:
-                refused.append(str(exc))
-            else:
-                written.append(codec.encode(SampleStruct(scope_id=i, name=f"a{i}")))
+        try:
+            for i in range(200):
+                message = unchecked(SampleStruct, scope_id=Reentrant(i, pause), name=f"a{i}")
+                try:
+                    encoder.encode(message)
+                except RuntimeError as exc:
+                    refused.append(str(exc))
+                else:
+                    written.append(codec.encode(SampleStruct(scope_id=i, name=f"a{i}")))
+        finally:
+            finished.set()  # the other thread stops with it
 
     def writing() -> None:
         inside.wait(10)
@@ -1432,20 +1420,10 @@ def test_two_threads_on_one_encoder_lose_no_frame() -> None:
             else:
                 written.append(payload)
             tried.set()
-            if not first.is_alive():
+            if finished.is_set():
                 return
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads as often as possible
-    try:
-        first = threading.Thread(target=encoding)
-        second = threading.Thread(target=writing)
-        first.start()
-        second.start()
-        first.join()
-        second.join()
-    finally:
-        sys.setswitchinterval(interval)
+    race(encoding, writing)
     assert sorted(_frames_of(bytes(encoder.getbuffer()))) == sorted(written)
     assert refused  # the overlap arranged above
     assert set(refused) == {"FrameEncoder is already encoding"}
@@ -1484,16 +1462,7 @@ def test_two_threads_on_one_decoder_lose_no_frame() -> None:
             except RuntimeError as exc:
                 refused.append(str(exc))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        threads = [threading.Thread(target=run, args=(name,)) for name in (b"a", b"b")]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    race(lambda: run(b"a"), lambda: run(b"b"))
     pausing[0] = False
     taken.extend(decoder)
     assert sorted(taken) == sorted(fed)

@@ -28,7 +28,6 @@ import array
 import gc
 import math
 import struct
-import sys
 import threading
 import time
 import tracemalloc
@@ -41,6 +40,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.encoder import _VarintBytes
 from hypothesis import given
 from hypothesis import strategies as st
+from misuse import Reentrant, race
 
 import codec
 from codec import (
@@ -737,24 +737,6 @@ def test_packed_million_element_column_allocates_no_temporary(kind: str) -> None
 # --- writer: re-entry and threads ----------------------------------------------------
 
 
-class Reentrant:
-    """A number whose ``__index__`` first runs ``action``, noting what it raised each time."""
-
-    def __init__(self, value: int, action: Callable[[], object]) -> None:
-        self.value = value
-        self.action = action
-        self.outcomes: list[str] = []
-
-    def __index__(self) -> int:
-        try:
-            self.action()
-        except RuntimeError as exc:
-            self.outcomes.append(str(exc))
-        else:
-            self.outcomes.append("done")
-        return self.value
-
-
 WRITER_REENTRY: dict[str, Callable[[WireWriter], object]] = {
     "scalar": lambda writer: writer.uint32(2, 1),
     "double": lambda writer: writer.double(2, 1.0),
@@ -814,14 +796,19 @@ def test_two_threads_on_one_writer_lose_no_field() -> None:
             tried.wait(10)
         time.sleep(0)
 
+    finished = threading.Event()
+
     def packing() -> None:
-        for i in range(100):
-            try:
-                writer.packed(1, "uint32", [i, Reentrant(i + 1, pause), i + 2])
-            except RuntimeError as exc:
-                refused.append(str(exc))
-            else:
-                written.append((1, bytes([i, i + 1, i + 2])))
+        try:
+            for i in range(100):
+                try:
+                    writer.packed(1, "uint32", [i, Reentrant(i + 1, pause), i + 2])
+                except RuntimeError as exc:
+                    refused.append(str(exc))
+                else:
+                    written.append((1, bytes([i, i + 1, i + 2])))
+        finally:
+            finished.set()  # the other thread stops with it
 
     def scalars() -> None:
         inside.wait(10)
@@ -833,20 +820,10 @@ def test_two_threads_on_one_writer_lose_no_field() -> None:
             else:
                 written.append((2, i))  # type: ignore[arg-type]
             tried.set()
-            if not first.is_alive():
+            if finished.is_set():
                 return
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads as often as possible
-    try:
-        first = threading.Thread(target=packing)
-        second = threading.Thread(target=scalars)
-        first.start()
-        second.start()
-        first.join()
-        second.join()
-    finally:
-        sys.setswitchinterval(interval)
+    race(packing, scalars)
     fields = [
         (number, bytes(value) if wire_type == LEN else value)
         for number, wire_type, value in WireReader(output(writer))

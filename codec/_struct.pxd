@@ -52,16 +52,32 @@ ctypedef PyMemberDescrObject *member_descr_ptr
 
 cdef extern from *:
     """
-    /* An exact int of one digit (a compact int: |value| < 2**30) as a C integer,
-       read in place; 0 for any other int, which takes PyLong_AsLongLongAndOverflow. */
+    /* An exact int read in place as a C integer: before 3.12, an int below 2**63 in
+       magnitude (at most three 30-bit digits, so timestamps in nanoseconds too); from
+       3.12, a compact int (|value| < 2**30). 0 for any other int, which takes
+       PyLong_AsLongLongAndOverflow. */
     static CYTHON_INLINE int codec_small_int(PyObject *number, long long *value) {
     #if PY_VERSION_HEX >= 0x030C0000
         if (!PyUnstable_Long_IsCompact((PyLongObject *)number)) return 0;
         *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)number);
     #else
         Py_ssize_t size = Py_SIZE(number);
-        if (size < -1 || size > 1) return 0;
-        *value = size == 0 ? 0 : size * (long long)((PyLongObject *)number)->ob_digit[0];
+        const digit *digits = ((PyLongObject *)number)->ob_digit;
+        unsigned long long magnitude;
+        switch (size < 0 ? -size : size) {
+        case 0: *value = 0; return 1;
+        case 1: magnitude = digits[0]; break;
+        case 2: magnitude = digits[0] | ((unsigned long long)digits[1] << PyLong_SHIFT); break;
+    #if PyLong_SHIFT == 30
+        case 3:
+            if (digits[2] >> 3) return 0;  /* 2**63 or more */
+            magnitude = digits[0] | ((unsigned long long)digits[1] << 30)
+                        | ((unsigned long long)digits[2] << 60);
+            break;
+    #endif
+        default: return 0;
+        }
+        *value = size < 0 ? -(long long)magnitude : (long long)magnitude;
     #endif
         return 1;
     }
@@ -339,7 +355,7 @@ cdef int _text_before(const void *a, const void *b) noexcept nogil
 cdef int _number_before(const void *a, const void *b) noexcept nogil
 cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
 cdef bint _sized(object value) except -1
-@cython.locals(total=Py_ssize_t, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object,
+@cython.locals(total=Py_ssize_t, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, unknown=bytes,
                bits=uint64_t)
 cdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
 cdef Py_ssize_t _measured(Struct message) noexcept

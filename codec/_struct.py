@@ -741,11 +741,19 @@ class Struct:
 
 def unknown_of(message: Struct) -> bytes:
     """The unknown fields a struct keeps, as wire bytes."""
-    # Uncompiled, a struct made by Struct.__new__ has no _unknown yet.
     if message is None:  # compiled, a typed argument lets None through
         raise TypeError("expected a struct, not None")
-    unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
+    unknown = _kept_unknown(message)
     return b"" if unknown is None else unknown
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(message=Struct)
+def _kept_unknown(message: Struct) -> bytes | None:
+    """The unknown fields ``message`` keeps, or None (most structs keep none)."""
+    # Uncompiled, a struct made by Struct.__new__ has no _unknown yet.
+    return message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
 
 
 def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
@@ -939,8 +947,8 @@ def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
 def _integer_bits(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
     """The 64-bit pattern of an exact int in an integer field (EncodeError out of range).
 
-    Compiled, a one-digit int is read in place, any other converts once to a
-    C integer; only an unsigned 64-bit value of 2**63 or more takes a second
+    Compiled, a small int is read in place (see ``codec_small_int``), any other
+    converts once to a C integer; only an unsigned 64-bit value of 2**63 or more takes a second
     conversion.
     """
     if cython.compiled:
@@ -1353,7 +1361,9 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
             total += _field_size(field, plan, value, depth)
     if plan.oneofs:
         _check_oneofs(plan, message)
-    total += len(unknown_of(message))
+    unknown = _kept_unknown(message)
+    if unknown is not None:
+        total += len(unknown)
     if cython.compiled:
         message._size = total
     else:
@@ -1835,7 +1845,9 @@ def _write_fields(
                 pos = _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
         else:
             pos = _write_field(field, plan, value, out, pos, end, depth)
-    unknown = unknown_of(message)
+    unknown = _kept_unknown(message)
+    if unknown is None:
+        return pos
     if len(unknown) > end - pos:
         raise _changed(plan)
     copy_bytes(out, pos, unknown, len(unknown))

@@ -71,20 +71,51 @@ cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,
     return pos + 1
 
 
+cdef extern from *:
+    """
+    /* A 4- or 8-byte little-endian value in one load or store on a little-endian
+       host (memcpy of a constant size compiles to a single move); byte by byte
+       elsewhere. Widths are 4 or 8 only. */
+    #include <string.h>
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ \
+        || defined(_M_X64) || defined(_M_ARM64) || defined(_M_IX86)
+    #define CODEC_LITTLE_ENDIAN 1
+    #else
+    #define CODEC_LITTLE_ENDIAN 0
+    #endif
+    static CYTHON_INLINE uint64_t codec_read_le(const unsigned char *data, Py_ssize_t width) {
+        uint64_t value = 0;
+        if (CODEC_LITTLE_ENDIAN) {
+            if (width == 8) { memcpy(&value, data, 8); }
+            else { uint32_t low; memcpy(&low, data, 4); value = low; }
+            return value;
+        }
+        for (Py_ssize_t i = 0; i < width; i++) value |= (uint64_t)data[i] << (8 * i);
+        return value;
+    }
+    static CYTHON_INLINE void codec_write_le(unsigned char *out, uint64_t value, Py_ssize_t width) {
+        if (CODEC_LITTLE_ENDIAN) {
+            if (width == 8) { memcpy(out, &value, 8); }
+            else { uint32_t low = (uint32_t)value; memcpy(out, &low, 4); }
+            return;
+        }
+        for (Py_ssize_t i = 0; i < width; i++) out[i] = (unsigned char)(value >> (8 * i));
+    }
+    """
+    uint64_t codec_read_le(const unsigned char *data, Py_ssize_t width) noexcept nogil
+    void codec_write_le(unsigned char *out, uint64_t value, Py_ssize_t width) noexcept nogil
+
+
 cdef inline uint64_t read_le(const unsigned char *data, Py_ssize_t pos,
                              Py_ssize_t width) noexcept nogil:
-    cdef uint64_t value = 0
-    cdef Py_ssize_t i
-    for i in range(width):
-        value |= (<uint64_t>data[pos + i]) << (8 * i)
-    return value
+    # width is 4 or 8
+    return codec_read_le(data + pos, width)
 
 
 cdef inline Py_ssize_t write_le(unsigned char *out, Py_ssize_t pos, uint64_t value,
                                 Py_ssize_t width) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(width):
-        out[pos + i] = <unsigned char>(value >> (8 * i))
+    # width is 4 or 8
+    codec_write_le(out + pos, value, width)
     return pos + width
 
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1

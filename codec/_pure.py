@@ -24,6 +24,7 @@ from types import ModuleType
 
 COMPILED_MODULES = (
     "codec._varint",
+    "codec._wire",
     "codec._buffer",
     "codec.wire",
     "codec._struct",

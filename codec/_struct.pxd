@@ -10,7 +10,15 @@ from libc.string cimport memcmp, memcpy
 
 from codec._buffer cimport copy_bytes, uninitialised
 from codec._varint cimport (
-    acquire, position, read_le, varint_error, varint_scan, varint_size, varint_value, varint_write, write_le,
+    acquire, float32_bits, float64_bits, position, read_le, twos_complement, varint_size,
+    varint_value, varint_write, write_le, zigzag,
+)
+from codec._wire cimport (
+    VARINT, I64, LEN, SGROUP, EGROUP, I32,
+    INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32, SFIXED64,
+    FLOAT, DOUBLE, STRING, BYTES, MESSAGE, GROUP,
+    fixed_end, fixed_value_of, length_end, natural_wire_type, read_tag, skip_group, skip_value,
+    stray_end_group, varint_length, varint_value_of,
 )
 
 ctypedef unsigned char uchar
@@ -175,37 +183,10 @@ cdef extern from *:
     Py_ssize_t codec_stack_left() nogil
     Py_ssize_t CODEC_STACK_RESERVE
 
-cdef enum:  # field kinds
-    INT32 = 0
-    INT64 = 1
-    UINT32 = 2
-    UINT64 = 3
-    SINT32 = 4
-    SINT64 = 5
-    BOOL = 6
-    ENUM = 7
-    FIXED32 = 8
-    FIXED64 = 9
-    SFIXED32 = 10
-    SFIXED64 = 11
-    FLOAT = 12
-    DOUBLE = 13
-    STRING = 14
-    BYTES = 15
-    MESSAGE = 16
-    GROUP = 17
-cdef enum:  # wire types
-    VARINT = 0
-    I64 = 1
-    LEN = 2
-    SGROUP = 3
-    EGROUP = 4
-    I32 = 5
 cdef uint64_t _MASK32, _MASK64
 cdef Py_ssize_t _DIRECT_NUMBERS
 cdef int64_t _INT32_MIN, _INT32_MAX
 cdef int _MAX_DEPTH
-cdef Py_ssize_t _MAX_SIZE_BYTES
 cdef enum:  # how _write_value writes a value
     _UNTAGGED = 0
     _TAGGED = 1
@@ -329,12 +310,7 @@ cdef bint _is_numpy_bool(object value) except -1
 cdef int64_t _int64_of(FieldPlan field, MessagePlan plan,
                        object number) except? -0x7fffffffffffffff
 cdef bint _truth(FieldPlan field, MessagePlan plan, object value, bint assigning) except -1
-cdef uint64_t _twos(int64_t number) noexcept
 cdef double _real(FieldPlan field, MessagePlan plan, object value, bint assigning) except? -1.0
-@cython.locals(bits=uint64_t)
-cdef uint64_t _double_bits(double number) noexcept
-@cython.locals(bits32=uint32_t, single=float)
-cdef uint64_t _float_bits(double number) noexcept
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, view=Py_buffer)
@@ -374,9 +350,9 @@ cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_s
 cdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
                               Py_ssize_t size) except -1
 
-@cython.locals(wire=int, width=Py_ssize_t, inner=uint64_t, open_groups=list)
-cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uint64_t tag,
-                      Decoding state, int depth) except -1
+@cython.locals(wire=int)
+cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
+                      uint64_t tag, Decoding state, int depth) except -1
 @cython.locals(start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
                after=Py_ssize_t)
 cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
@@ -392,15 +368,6 @@ cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_s
                         Decoding state)
 cdef bytes _bytes_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
 cdef str _text_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
-cdef object _from_varint(int kind, uint64_t value)
-cdef object _from_fixed(int kind, uint64_t bits)
-cdef int64_t _unzigzag(uint64_t value) noexcept
-cdef int64_t _signed64(uint64_t value) noexcept
-cdef int64_t _signed32(uint64_t value) noexcept
-@cython.locals(bits32=uint32_t, single=float)
-cdef double _bits_float(uint64_t bits) noexcept
-@cython.locals(number=double)
-cdef double _bits_double(uint64_t bits) noexcept
 @cython.locals(width=Py_ssize_t)
 cdef int _decode_packed(FieldPlan field, Struct message, const uchar *data, Py_ssize_t pos,
                         Py_ssize_t end, Decoding state) except -1

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import operator
-import struct as _struct_module
 from typing import Any
 
 try:
@@ -52,6 +51,7 @@ except ImportError:  # the uncompiled build does not need Cython
 
 from codec._varint import byte_view
 from codec._varint import encode as varint_encode
+from codec._wire import NUMPY_DTYPES, SCALAR_KINDS
 from codec.errors import (
     DecodeError,
     DepthLimitError,
@@ -60,44 +60,61 @@ from codec.errors import (
     WireFormatError,
 )
 
-if not cython.compiled:  # compiled, _struct.pxd cimports these C functions
+if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
     from codec._buffer import copy_bytes, uninitialised
     from codec._varint import (
         acquire,
+        float32_bits,
+        float64_bits,
         position,
         read_le,
-        varint_error,
-        varint_scan,
+        twos_complement,
         varint_size,
         varint_value,
         varint_write,
         write_le,
+        zigzag,
+    )
+    from codec._wire import (
+        BOOL,
+        BYTES,
+        DOUBLE,
+        EGROUP,
+        ENUM,
+        FIXED32,
+        FIXED64,
+        FLOAT,
+        GROUP,
+        I32,
+        I64,
+        INT32,
+        INT64,
+        LEN,
+        MESSAGE,
+        SFIXED32,
+        SFIXED64,
+        SGROUP,
+        SINT32,
+        SINT64,
+        STRING,
+        UINT32,
+        UINT64,
+        VARINT,
+        fixed_end,
+        fixed_value_of,
+        length_end,
+        natural_wire_type,
+        read_tag,
+        skip_group,
+        skip_value,
+        stray_end_group,
+        varint_length,
+        varint_value_of,
     )
 
 COMPILED: bool = cython.compiled
 
-# Field kinds (compiled: C constants of _struct.pxd, so the switches on a kind are
-# jump tables; Python code outside this module uses KINDS).
-if not cython.compiled:
-    INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM = 0, 1, 2, 3, 4, 5, 6, 7
-    FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE = 8, 9, 10, 11, 12, 13
-    STRING, BYTES, MESSAGE, GROUP = 14, 15, 16, 17
-KINDS = {
-    "int32": INT32, "int64": INT64, "uint32": UINT32, "uint64": UINT64,
-    "sint32": SINT32, "sint64": SINT64, "bool": BOOL, "enum": ENUM,
-    "fixed32": FIXED32, "fixed64": FIXED64, "sfixed32": SFIXED32, "sfixed64": SFIXED64,
-    "float": FLOAT, "double": DOUBLE, "string": STRING, "bytes": BYTES,
-    "message": MESSAGE, "group": GROUP,
-}  # fmt: skip
-
-# Wire types (C constants too).
-if not cython.compiled:
-    VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
-
 DEFAULT_MAX_DEPTH = 100  # protobuf C++, Java and upb
-# A length-delimited size takes at most 5 bytes, padded ones included: upb's rule
-# (no writer pads further; protozero pads to 4). codec.wire.MAX_SIZE_BYTES.
-_MAX_SIZE_BYTES = 5
 _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 # Elements (repeated values, messages, unknown fields) one decode may create:
 # a few wire bytes can stand for a large object (an empty sub-message is two
@@ -116,25 +133,6 @@ _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
-
-_NUMPY_TYPES = {
-    INT32: "<i4", INT64: "<i8", UINT32: "<u4", UINT64: "<u8", SINT32: "<i4", SINT64: "<i8",
-    BOOL: "?", ENUM: "<i4", FIXED32: "<u4", FIXED64: "<u8", SFIXED32: "<i4",
-    SFIXED64: "<i8", FLOAT: "<f4", DOUBLE: "<f8",
-}  # fmt: skip
-
-
-def natural_wire_type(kind: int) -> int:
-    """Wire type of one value of ``kind``."""
-    if kind <= ENUM:
-        return VARINT
-    if kind in (FIXED64, SFIXED64, DOUBLE):
-        return I64
-    if kind in (FIXED32, SFIXED32, FLOAT):
-        return I32
-    if kind == GROUP:
-        return SGROUP
-    return LEN
 
 
 class FieldPlan:
@@ -181,7 +179,7 @@ class FieldPlan:
         self.message: MessagePlan | None = None  # for MESSAGE and GROUP, and map entries
         self.map_key: FieldPlan | None = None  # for maps: the entry's key and value
         self.map_value: FieldPlan | None = None
-        self.numpy_type = _NUMPY_TYPES.get(kind, "")
+        self.numpy_type = NUMPY_DTYPES[kind] if kind in SCALAR_KINDS else ""
         self.oneof_slots: tuple[int, ...] = ()  # all members of this field's oneof, if any
         self.has_bit = -1  # presence bit of a scalar, string or bytes field with presence
         self.member: Any = None  # the slot's member descriptor on the struct class
@@ -865,13 +863,6 @@ def _truth(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> 
     return _int64_of(field, plan, _integer_of(field, plan, value, assigning)) != 0
 
 
-def _twos(number: int) -> int:
-    """The two's-complement 64-bit pattern of a signed 64-bit integer."""
-    if cython.compiled:
-        return number
-    return number & _MASK64
-
-
 def _real(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> float:
     """A float or double field's value: floats, integers and bools are accepted (pb2's rule)."""
     if type(value) is float:
@@ -886,24 +877,6 @@ def _real(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> f
         except (TypeError, ValueError):  # e.g. an array
             pass
     raise _wrong_type(field, plan, "a number", value, assigning)
-
-
-def _double_bits(number: float) -> int:
-    if cython.compiled:
-        memcpy(cython.address(bits), cython.address(number), 8)
-        return bits  # type: ignore[has-type]
-    return _struct_module.unpack("<Q", _struct_module.pack("<d", number))[0]  # type: ignore[no-any-return]
-
-
-def _float_bits(number: float) -> int:
-    if cython.compiled:
-        single = number  # C rounds to single precision; beyond its range gives infinity
-        memcpy(cython.address(bits32), cython.address(single), 4)
-        return bits32  # type: ignore[has-type]
-    try:
-        return _struct_module.unpack("<I", _struct_module.pack("<f", number))[0]  # type: ignore[no-any-return]
-    except OverflowError:  # finite but beyond float32: infinity, as C rounds
-        return 0xFF800000 if number < 0 else 0x7F800000
 
 
 @cython.cfunc
@@ -923,7 +896,7 @@ def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
             number = PyFloat_AS_DOUBLE(value)
         else:
             number = _real(field, plan, value, False)
-        return _double_bits(number) if kind == DOUBLE else _float_bits(number)
+        return float64_bits(number) if kind == DOUBLE else float32_bits(number)
     if kind == BOOL:
         if value is True or value is False:
             return 1 if value is True else 0
@@ -981,9 +954,9 @@ def _pattern(field: FieldPlan, plan: MessagePlan, signed: int, number: Any) -> i
     range check and the pattern of each kind (zigzag, two's complement)."""
     kind = field.kind
     if kind in (INT64, SFIXED64):
-        return _twos(signed)
-    if kind == SINT64:  # zigzag shifts the unsigned pattern (a signed left shift is UB)
-        return ((_twos(signed) << 1) ^ _twos(signed >> 63)) & _MASK64
+        return twos_complement(signed)
+    if kind == SINT64:
+        return zigzag(signed)
     if kind in (UINT64, FIXED64):
         if signed >= 0:
             return signed
@@ -992,10 +965,10 @@ def _pattern(field: FieldPlan, plan: MessagePlan, signed: int, number: Any) -> i
             return signed
     elif _INT32_MIN <= signed <= _INT32_MAX:
         if kind == SINT32:
-            return ((_twos(signed) << 1) ^ _twos(signed >> 31)) & _MASK32
+            return zigzag(signed)
         if kind == SFIXED32:
             return signed & _MASK32
-        return _twos(signed)  # INT32, ENUM: negative values take 10 bytes
+        return twos_complement(signed)  # INT32, ENUM: negative values take 10 bytes
     raise _out_of_range(field, plan, number)
 
 
@@ -1953,27 +1926,15 @@ class Decoding:
     pos=cython.Py_ssize_t,
     end=cython.Py_ssize_t,
     state="Decoding",
-    n=cython.Py_ssize_t,
-    tag=cython.ulonglong,
+    head=cython.longlong,
 )
 @cython.returns(cython.Py_ssize_t)
 @cython.exceptval(-1, check=False)
 def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
     """Read and check the tag at ``pos`` into ``state.tag``; return the position after it."""
-    n = varint_scan(data, pos, end, False)
-    if n <= 0:
-        if n == 0:
-            raise TruncatedError("message ends inside a tag", state.base + pos)
-        raise varint_error(n, state.base + pos)
-    tag = varint_value(data, pos, n)
-    if n > 5 or tag > _MASK32:
-        raise WireFormatError("tag is longer than 5 bytes or above 2**32-1", state.base + pos)
-    if tag >> 3 == 0:
-        raise WireFormatError("field number 0", state.base + pos)
-    if tag & 7 > I32:
-        raise WireFormatError(f"reserved wire type {tag & 7}", state.base + pos)
-    state.tag = tag
-    return pos + n
+    head = read_tag(data, pos, end, state.base)
+    state.tag = head >> 3
+    return pos + (head & 7)
 
 
 @cython.cfunc
@@ -1983,81 +1944,28 @@ def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
     pos=cython.Py_ssize_t,
     end=cython.Py_ssize_t,
     state="Decoding",
-    n=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _read_varint(data: Any, pos: int, end: int, state: Decoding) -> int:
-    n = varint_scan(data, pos, end, False)
-    if n <= 0:
-        if n == 0:
-            raise TruncatedError("message ends inside a varint", state.base + pos)
-        raise varint_error(n, state.base + pos)
-    return n
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    data="const unsigned char *",
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    state="Decoding",
-    n=cython.Py_ssize_t,
-    size=cython.ulonglong,
+    bounds=cython.longlong,
 )
 @cython.returns(cython.Py_ssize_t)
 @cython.exceptval(-1, check=False)
 def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
-    """End of the length-delimited value whose size is at ``pos``.
-
-    Its body starts at ``state.body``. A size written in more than 5 bytes is
-    refused (WireFormatError at the size), as upb refuses it.
-    """
-    n = _read_varint(data, pos, end, state)
-    if n > _MAX_SIZE_BYTES:  # as upb, and as WireReader
-        raise WireFormatError(
-            f"size of a length-delimited value takes {n} bytes (at most 5)", state.base + pos
-        )
-    size = varint_value(data, pos, n)
-    if size > end - pos - n:
-        raise TruncatedError("length-delimited value runs past its message", state.base + pos)
-    state.body = pos + n
-    return pos + n + size
+    """End of the length-delimited value whose size is at ``pos`` (checked, see
+    :func:`codec._wire.length_end`); its body starts at ``state.body``."""
+    bounds = length_end(data, pos, end, state.base)
+    state.body = pos + (bounds & 7)
+    return bounds >> 3
 
 
-def _skip(data: Any, pos: int, end: int, tag: int, state: Decoding, depth: int) -> int:
-    """Position after the value of a field with ``tag`` whose value starts at ``pos``."""
+def _skip(data: Any, start: int, pos: int, end: int, tag: int, state: Decoding, depth: int) -> int:
+    """Position after the value at ``pos`` of the field whose tag, ``tag``, is at ``start``."""
     wire = tag & 7
-    if wire == VARINT:
-        return pos + _read_varint(data, pos, end, state)
-    if wire in (I64, I32):
-        width = 8 if wire == I64 else 4
-        if width > end - pos:
-            raise TruncatedError("fixed-width value runs past its message", state.base + pos)
-        return pos + width
-    if wire == LEN:
-        return _length_end(data, pos, end, state)
+    if wire == SGROUP:
+        return (
+            skip_group(data, pos, end, state.base, tag >> 3, start, depth + 1, state.max_depth) >> 3
+        )
     if wire == EGROUP:
-        raise WireFormatError("end-group tag without a matching start", state.base + pos)
-    # SGROUP: skip to the matching end, iteratively.
-    open_groups = [tag >> 3]
-    while open_groups:
-        if depth + len(open_groups) > state.max_depth:
-            raise DepthLimitError(f"groups nested deeper than {state.max_depth}", state.base + pos)
-        if pos >= end:
-            raise TruncatedError("message ends inside a group", state.base + pos)
-        start = pos
-        pos = _read_tag(data, pos, end, state)
-        inner = state.tag
-        if inner & 7 == SGROUP:
-            open_groups.append(inner >> 3)
-        elif inner & 7 == EGROUP:
-            if inner >> 3 != open_groups.pop():
-                raise WireFormatError("group closed by another field number", state.base + start)
-        else:
-            pos = _skip(data, pos, end, inner, state, depth)
-    return pos
+        return stray_end_group(tag >> 3, start, state.base)
+    return skip_value(data, pos, end, state.base, wire)
 
 
 def decode_message(
@@ -2084,7 +1992,7 @@ def decode_message(
         if tag & 7 == EGROUP:
             if group and tag >> 3 == group:
                 break
-            raise WireFormatError("end-group tag without a matching start", state.base + start)
+            stray_end_group(tag >> 3, start, state.base)
         field = _field_numbered(plan, tag >> 3)
         if field is not None:
             after = _decode_field(field, plan, message, data, pos, end, tag & 7, state, depth)
@@ -2097,7 +2005,7 @@ def decode_message(
                     state.stray_values = None
                 continue
         value_start = pos
-        pos = _skip(data, pos, end, tag, state, depth)
+        pos = _skip(data, start, pos, end, tag, state, depth)
         state.spend(1, state.base + start)
         if unknown is None:
             unknown = bytearray(unknown_of(message))
@@ -2206,15 +2114,13 @@ def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding
     """One scalar, string or bytes value at ``pos``; it ends at ``state.after``."""
     kind = field.kind
     if kind <= ENUM:
-        n = _read_varint(data, pos, end, state)
+        n = varint_length(data, pos, end, state.base)
         state.after = pos + n
-        return _from_varint(kind, varint_value(data, pos, n))
+        return varint_value_of(kind, varint_value(data, pos, n))
     if field.wire_type == I32 or field.wire_type == I64:
         width = 4 if field.wire_type == I32 else 8
-        if width > end - pos:
-            raise TruncatedError("fixed-width value runs past its message", state.base + pos)
-        state.after = pos + width
-        return _from_fixed(kind, read_le(data, pos, width))
+        state.after = fixed_end(pos, end, state.base, width)
+        return fixed_value_of(kind, read_le(data, pos, width))
     after = _length_end(data, pos, end, state)
     start = state.body
     state.after = after
@@ -2243,66 +2149,6 @@ def _text_at(data: Any, start: int, end: int, state: Decoding) -> str:
         text = cython.cast(cython.p_char, data + start)
         return PyUnicode_DecodeUTF8(text, end - start, cython.NULL)
     return bytes(state.source[start:end]).decode()
-
-
-def _from_varint(kind: int, value: int) -> Any:
-    """The value of a decoded varint; int32 and enum values are truncated, as protobuf requires."""
-    if kind == UINT64:
-        return value
-    if kind == UINT32:
-        return value & _MASK32
-    if kind == BOOL:
-        return value != 0
-    if kind == SINT64:
-        return _unzigzag(value)
-    if kind == SINT32:
-        return _unzigzag(value & _MASK32)
-    if kind == INT64:
-        return _signed64(value)
-    return _signed32(value & _MASK32)  # INT32, ENUM
-
-
-def _from_fixed(kind: int, bits: int) -> Any:
-    if kind == SFIXED32:
-        return _signed32(bits)
-    if kind == SFIXED64:
-        return _signed64(bits)
-    if kind == FLOAT:
-        return _bits_float(bits)
-    if kind == DOUBLE:
-        return _bits_double(bits)
-    return bits  # FIXED32, FIXED64
-
-
-def _unzigzag(value: int) -> int:
-    return (value >> 1) ^ -(value & 1)
-
-
-def _signed64(value: int) -> int:
-    if cython.compiled:
-        return value  # the C conversion reinterprets the two's complement
-    return value - (1 << 64) if value >> 63 else value
-
-
-def _signed32(value: int) -> int:
-    if cython.compiled:
-        return cython.cast(cython.int, value)
-    return value - (1 << 32) if value >> 31 else value
-
-
-def _bits_float(bits: int) -> float:
-    if cython.compiled:
-        bits32 = bits
-        memcpy(cython.address(single), cython.address(bits32), 4)
-        return single  # type: ignore[has-type, no-any-return]
-    return _struct_module.unpack("<f", _struct_module.pack("<I", bits))[0]  # type: ignore[no-any-return]
-
-
-def _bits_double(bits: int) -> float:
-    if cython.compiled:
-        memcpy(cython.address(number), cython.address(bits), 8)
-        return number  # type: ignore[has-type, no-any-return]
-    return _struct_module.unpack("<d", _struct_module.pack("<Q", bits))[0]  # type: ignore[no-any-return]
 
 
 def _decode_packed(

@@ -2,7 +2,8 @@
 # modules cimport take a raw byte pointer and never raise.
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 ctypedef unsigned char uchar
 ctypedef unsigned int uint
@@ -117,6 +118,49 @@ cdef inline Py_ssize_t write_le(unsigned char *out, Py_ssize_t pos, uint64_t val
     # width is 4 or 8
     codec_write_le(out + pos, value, width)
     return pos + width
+
+
+# The bit patterns of the scalar kinds: IEEE binary32 and binary64, and ZigZag.
+cdef inline uint64_t float32_bits(double value) noexcept nogil:
+    # rounded to single precision by C; a finite value beyond its range becomes infinity
+    cdef float single = <float>value
+    cdef uint32_t bits
+    memcpy(&bits, &single, 4)
+    return bits
+
+
+cdef inline uint64_t float64_bits(double value) noexcept nogil:
+    cdef uint64_t bits
+    memcpy(&bits, &value, 8)
+    return bits
+
+
+cdef inline double bits_float32(uint64_t bits) noexcept nogil:
+    cdef uint32_t low = <uint32_t>bits
+    cdef float single
+    memcpy(&single, &low, 4)
+    return single
+
+
+cdef inline double bits_float64(uint64_t bits) noexcept nogil:
+    cdef double value
+    memcpy(&value, &bits, 8)
+    return value
+
+
+cdef inline uint64_t twos_complement(int64_t number) noexcept nogil:
+    # the 64-bit pattern of a signed value (int32 and enum: negative ones take 10 bytes)
+    return <uint64_t>number
+
+
+cdef inline uint64_t zigzag(int64_t number) noexcept nogil:
+    # 0, -1, 1, -2 -> 0, 1, 2, 3; for the int32 range this is sint32's ZigZag too
+    return (<uint64_t>number << 1) ^ <uint64_t>(number >> 63)
+
+
+cdef inline int64_t unzigzag(uint64_t value) noexcept nogil:
+    return <int64_t>((value >> 1) ^ (0 - (value & 1)))
+
 
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1
 cdef Py_ssize_t position(object offset) except -1

@@ -363,6 +363,40 @@ def decode_sfixed64(buffer: object, offset: int = 0) -> tuple[int, int]:
     return _signed(value, 64), end
 
 
+if not cython.compiled:  # compiled, _varint.pxd holds these seven, inlined where used
+
+    def float32_bits(value: float) -> int:
+        """IEEE binary32 bits of ``value`` rounded to single precision (overflow gives inf)."""
+        try:
+            return struct.unpack("<I", struct.pack("<f", value))[0]  # type: ignore[no-any-return]
+        except OverflowError:  # finite but beyond float32: round to infinity, as C does
+            return 0xFF800000 if value < 0 else 0x7F800000
+
+    def float64_bits(value: float) -> int:
+        """IEEE binary64 bits of ``value``."""
+        return struct.unpack("<Q", struct.pack("<d", value))[0]  # type: ignore[no-any-return]
+
+    def bits_float32(bits: int) -> float:
+        """The binary32 value of the low 32 bits of ``bits``."""
+        return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]  # type: ignore[no-any-return]
+
+    def bits_float64(bits: int) -> float:
+        """The binary64 value of ``bits``."""
+        return struct.unpack("<d", struct.pack("<Q", bits))[0]  # type: ignore[no-any-return]
+
+    def twos_complement(number: int) -> int:
+        """The 64-bit pattern of a signed 64-bit integer (int32's too: 10 bytes if negative)."""
+        return number & 0xFFFFFFFFFFFFFFFF
+
+    def zigzag(number: int) -> int:
+        """ZigZag of a signed 64-bit integer: 0, -1, 1, -2 -> 0, 1, 2, 3 (sint32's too)."""
+        return ((number << 1) ^ (number >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+    def unzigzag(value: int) -> int:
+        """Inverse of :func:`zigzag` for an unsigned 64-bit integer."""
+        return (value >> 1) ^ -(value & 1)
+
+
 def _as_float(value: object) -> float:
     # float() would also parse strings; only numbers are accepted.
     if not (hasattr(type(value), "__float__") or hasattr(type(value), "__index__")):
@@ -370,32 +404,23 @@ def _as_float(value: object) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-def _float_bits(value: float) -> int:
-    """IEEE binary32 bits of ``value`` rounded to single precision (overflow gives inf)."""
-    try:
-        return struct.unpack("<I", struct.pack("<f", value))[0]  # type: ignore[no-any-return]
-    except OverflowError:  # finite but beyond float32: round to infinity, as C does
-        return 0xFF800000 if value < 0 else 0x7F800000
-
-
 def encode_float_into(value: float, buffer: object, offset: int = 0) -> int:
     """Write a little-endian IEEE binary32 value (float); return the end offset."""
-    return _store(_float_bits(_as_float(value)), buffer, offset, 4)
+    return _store(float32_bits(_as_float(value)), buffer, offset, 4)
 
 
 def encode_double_into(value: float, buffer: object, offset: int = 0) -> int:
     """Write a little-endian IEEE binary64 value (double); return the end offset."""
-    bits = struct.unpack("<Q", struct.pack("<d", _as_float(value)))[0]
-    return _store(bits, buffer, offset, 8)
+    return _store(float64_bits(_as_float(value)), buffer, offset, 8)
 
 
 def decode_float(buffer: object, offset: int = 0) -> tuple[float, int]:
     """Read a little-endian binary32 at ``offset``; return ``(value, end_offset)``."""
     bits, end = _load(buffer, offset, 4, False)
-    return struct.unpack("<f", struct.pack("<I", bits))[0], end
+    return bits_float32(bits), end
 
 
 def decode_double(buffer: object, offset: int = 0) -> tuple[float, int]:
     """Read a little-endian binary64 at ``offset``; return ``(value, end_offset)``."""
     bits, end = _load(buffer, offset, 8, False)
-    return struct.unpack("<d", struct.pack("<Q", bits))[0], end
+    return bits_float64(bits), end

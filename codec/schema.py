@@ -28,7 +28,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from codec import _struct
+from codec import _struct, _wire
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ELEMENTS,
@@ -59,10 +59,10 @@ __all__ = [
 ]
 
 _KINDS = {
-    getattr(FieldDescriptor, f"TYPE_{name.upper()}"): kind for name, kind in _struct.KINDS.items()
+    getattr(FieldDescriptor, f"TYPE_{name.upper()}"): kind for name, kind in _wire.KINDS.items()
 }
 _STRING, _ENUM, _MESSAGE, _GROUP = (
-    _struct.KINDS[name] for name in ("string", "enum", "message", "group")
+    _wire.KINDS[name] for name in ("string", "enum", "message", "group")
 )
 
 _plans: dict[str, MessagePlan] = {}  # by full name; descriptors of one pool share names

@@ -11,19 +11,21 @@ from codec._buffer cimport (
     resize, uninitialised,
 )
 from codec._varint cimport (
-    read_le, write_le, acquire, varint_error, varint_scan, varint_size, varint_value,
-    varint_write,
+    read_le, write_le, acquire, varint_scan, varint_size, varint_value,
+    varint_write, float32_bits, float64_bits, twos_complement, zigzag, unzigzag,
+)
+from codec._wire cimport (
+    VARINT as _VARINT, I64 as _I64, LEN as _LEN, SGROUP as _SGROUP, EGROUP as _EGROUP,
+    I32 as _I32, MAX_FIELD_NUMBER as _MAX_FIELD_NUMBER, MAX_PREFIX_BYTES,
+    INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32,
+    SFIXED64, FLOAT, DOUBLE,
+    fixed_end, kind_width, length_end, natural_wire_type, read_tag, scalar_kind, skip_group,
+    stray_end_group, varint_length, varint_value_of,
 )
 
 ctypedef unsigned char uchar
 
-cdef Py_ssize_t _VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32, _MAX_FIELD_NUMBER
-cdef Py_ssize_t _MAX_SIZE_BYTES
-# Kind codes, the indexes of _KIND_NAMES.
-cdef int _K_INT32, _K_INT64, _K_UINT32, _K_UINT64, _K_SINT32, _K_SINT64, _K_BOOL, _K_ENUM
-cdef int _K_FIXED32, _K_SFIXED32, _K_FLOAT, _K_FIXED64, _K_SFIXED64, _K_DOUBLE
-cdef tuple _KIND_NAMES, _LOW, _HIGH, _DTYPES
-cdef dict _KINDS
+cdef tuple _LOW, _HIGH
 
 # --- values ------------------------------------------------------------------
 
@@ -32,7 +34,6 @@ cdef object _index(object value)
 cdef Py_ssize_t _field_number(object field) except -1
 cdef uint64_t _tag(object field, Py_ssize_t wire_type) except 0
 cdef Py_ssize_t _kind_code(object field, object kind) except -1
-cdef Py_ssize_t _width(Py_ssize_t code) noexcept
 cdef uint64_t _bits(object field, Py_ssize_t code, object value) except? 0
 cdef object _integer(object field, Py_ssize_t code, object value)
 cdef object _out_of_range(object field, Py_ssize_t code, object number)
@@ -42,30 +43,10 @@ cdef int64_t _signed(object field, Py_ssize_t code, object value) except? -1
 cdef uint64_t _unsigned(object field, Py_ssize_t code, object value) except? 0
 cdef uint64_t _truth(object field, object value) except? 0
 cdef double _real(object field, Py_ssize_t code, object value) except? -1.0
-cdef uint64_t _twos(int64_t number) noexcept
-cdef uint64_t _zigzag(int64_t number) noexcept
-@cython.locals(single=float, bits=uint32_t)
-cdef uint64_t _float32_bits(double value) noexcept
-@cython.locals(bits=uint64_t)
-cdef uint64_t _float64_bits(double value) noexcept
 
 # --- packed columns ----------------------------------------------------------
 
 cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)
-
-cdef extern from *:
-    """
-    static inline void store_le32(unsigned char *out, uint32_t word) {
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        memcpy(out, &word, 4);
-    #else
-        out[0] = (unsigned char)word; out[1] = (unsigned char)(word >> 8);
-        out[2] = (unsigned char)(word >> 16); out[3] = (unsigned char)(word >> 24);
-    #endif
-    }
-    """
-    int __builtin_clzll(unsigned long long value) nogil
-    void store_le32(uchar *out, uint32_t word) nogil
 
 @cython.locals(n32=int32_t, n64=int64_t)
 cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
@@ -135,47 +116,25 @@ cpdef Delimited open_frame(WriteBuffer buffer, Py_ssize_t limit)
 
 # --- reader ------------------------------------------------------------------
 
-@cython.locals(n=Py_ssize_t, tag=uint64_t, chunk=uint64_t, byte=uchar)
-cdef int64_t _read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                       Py_ssize_t base) except -1
-
-@cython.locals(n=Py_ssize_t)
-cdef Py_ssize_t _varint_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                               Py_ssize_t base) except -1
-
-@cython.locals(n=Py_ssize_t)
-cdef Py_ssize_t _size_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                             Py_ssize_t base) except -1
-
-@cython.locals(n=Py_ssize_t, size=uint64_t, body=Py_ssize_t)
-cdef Py_ssize_t _skip_value(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,
-                            Py_ssize_t wire_type) except -1
-
 @cython.locals(pos=Py_ssize_t, n=Py_ssize_t, count=Py_ssize_t)
 cdef Py_ssize_t _count_varints(const uchar *data, Py_ssize_t start, Py_ssize_t end,
                                Py_ssize_t base) except -1
 
-@cython.locals(i=Py_ssize_t, n=Py_ssize_t, value=uint64_t, low=uint32_t)
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t, value=uint64_t)
 cdef void _decode_varints(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uchar *out,
                           Py_ssize_t count, Py_ssize_t code) noexcept nogil
 
 
 cdef class WireReader:
     cdef memoryview _view
-    cdef Py_ssize_t _pos, _end, _base, _depth, _max_depth, _group_end
+    cdef Py_ssize_t _pos, _end, _base, _depth, _max_depth
 
     cdef const uchar *_data(self) noexcept
 
     @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, base=Py_ssize_t, data="const uchar *",
                    head=int64_t, tag=uint64_t, field=Py_ssize_t, wire_type=Py_ssize_t,
-                   at=Py_ssize_t, n=Py_ssize_t, size=uint64_t, body=Py_ssize_t,
-                   close=Py_ssize_t)
+                   at=Py_ssize_t, n=Py_ssize_t, bounds=int64_t)
     cdef object _next_field(self)
-
-    @cython.locals(base=Py_ssize_t, level=Py_ssize_t, head=int64_t, tag=uint64_t,
-                   inner=Py_ssize_t, wire_type=Py_ssize_t, at=Py_ssize_t, fields=list)
-    cdef Py_ssize_t _skip_group(self, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                                Py_ssize_t field, Py_ssize_t start) except -1
 
     @cython.locals(view=memoryview, narrowed=MemoryViewPointer)
     cdef memoryview _slice(self, Py_ssize_t start, Py_ssize_t end)

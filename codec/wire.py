@@ -45,7 +45,6 @@ C-only statements sit behind ``if cython.compiled:``.
 from __future__ import annotations
 
 import operator
-import struct
 import sys
 from collections.abc import Iterator
 from types import TracebackType
@@ -58,114 +57,84 @@ except ImportError:  # the uncompiled build does not need Cython
 
 from codec._buffer import WriteBuffer
 from codec._varint import Bytes, WritableBytes, byte_view
+from codec._wire import KIND_NAMES, NUMPY_DTYPES
 
-if not cython.compiled:  # compiled, wire.pxd cimports these C functions
+if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
     from codec._buffer import byte_pointer, copy_bytes, grown, resize, uninitialised
     from codec._varint import (
-        _float_bits,
+        float32_bits,
+        float64_bits,
         read_le,
-        varint_error,
+        twos_complement,
         varint_scan,
         varint_size,
         varint_value,
         varint_write,
         write_le,
+        zigzag,
     )
+    from codec._wire import (
+        BOOL,
+        DOUBLE,
+        ENUM,
+        FIXED32,
+        FIXED64,
+        FLOAT,
+        INT32,
+        INT64,
+        MAX_PREFIX_BYTES,
+        SFIXED32,
+        SFIXED64,
+        SINT32,
+        SINT64,
+        UINT32,
+        UINT64,
+        fixed_end,
+        kind_width,
+        length_end,
+        natural_wire_type,
+        read_tag,
+        scalar_kind,
+        skip_group,
+        stray_end_group,
+        varint_length,
+        varint_value_of,
+    )
+    from codec._wire import EGROUP as _EGROUP
+    from codec._wire import I32 as _I32
+    from codec._wire import I64 as _I64
+    from codec._wire import LEN as _LEN
+    from codec._wire import MAX_FIELD_NUMBER as _MAX_FIELD_NUMBER
+    from codec._wire import SGROUP as _SGROUP
+    from codec._wire import VARINT as _VARINT
 from codec.errors import (
     DepthLimitError,
     EncodeError,
     FrameTooLargeError,
-    TruncatedError,
     WireFormatError,
 )
 
 COMPILED: bool = cython.compiled
 
-# Wire types (the low 3 bits of a tag).
-VARINT = 0  # int32, int64, uint32, uint64, sint32, sint64, bool, enum
-I64 = 1  # fixed64, sfixed64, double
-LEN = 2  # string, bytes, messages, packed repeated fields
-SGROUP = 3  # start of a group (proto2, deprecated)
-EGROUP = 4  # end of a group
-I32 = 5  # fixed32, sfixed32, float
+# Wire types (the low 3 bits of a tag), from the wire core.
+VARINT: int = _VARINT  # int32, int64, uint32, uint64, sint32, sint64, bool, enum
+I64: int = _I64  # fixed64, sfixed64, double
+LEN: int = _LEN  # string, bytes, messages, packed repeated fields
+SGROUP: int = _SGROUP  # start of a group (proto2, deprecated)
+EGROUP: int = _EGROUP  # end of a group
+I32: int = _I32  # fixed32, sfixed32, float
 
-MAX_FIELD_NUMBER = 2**29 - 1  # a tag is field << 3 | wire type, at most 2**32 - 1
 # The size of a length-delimited value takes at most 5 bytes (non-minimal ones
 # included), as upb reads it: no writer pads a size further (protozero pads to 4),
 # and 5 bytes hold every size a message can have.
-MAX_SIZE_BYTES = 5
+MAX_FIELD_NUMBER: int = _MAX_FIELD_NUMBER  # a tag is field << 3 | wire type, below 2**32
+MAX_SIZE_BYTES: int = MAX_PREFIX_BYTES
 # Messages and groups nested deeper than this are refused: protobuf C++/Java/upb.
 DEFAULT_MAX_DEPTH = 100
 
-_VARINT = VARINT  # C copies of the public constants (cdef names cannot be imported)
-_I64 = I64
-_LEN = LEN
-_SGROUP = SGROUP
-_EGROUP = EGROUP
-_I32 = I32
-_MAX_FIELD_NUMBER = MAX_FIELD_NUMBER
-_MAX_SIZE_BYTES = MAX_SIZE_BYTES
-
-# Scalar kinds, by code: varint kinds first, then 4-byte and 8-byte fixed-width ones.
-_KIND_NAMES = (
-    "int32",
-    "int64",
-    "uint32",
-    "uint64",
-    "sint32",
-    "sint64",
-    "bool",
-    "enum",
-    "fixed32",
-    "sfixed32",
-    "float",
-    "fixed64",
-    "sfixed64",
-    "double",
-)
-_KINDS = {name: code for code, name in enumerate(_KIND_NAMES)}
-# Kind codes: the indexes of _KIND_NAMES (C ints when compiled).
-_K_INT32, _K_INT64, _K_UINT32, _K_UINT64, _K_SINT32, _K_SINT64, _K_BOOL, _K_ENUM = range(8)
-_K_FIXED32, _K_SFIXED32, _K_FLOAT, _K_FIXED64, _K_SFIXED64, _K_DOUBLE = range(8, 14)
-
-# Half-open value ranges of the integer kinds (unused for bool, float and double).
-_LOW = (
-    -(2**31),
-    -(2**63),
-    0,
-    0,
-    -(2**31),
-    -(2**63),
-    0,
-    -(2**31),
-    0,
-    -(2**31),
-    0,
-    0,
-    -(2**63),
-    0,
-)
-_HIGH = (2**31, 2**63, 2**32, 2**64, 2**31, 2**63, 2, 2**31, 2**32, 2**31, 0, 2**64, 2**63, 0)
-
-# The numpy dtype of a packed column of each kind: native for the varint
-# kinds (read element by element), little-endian for the fixed-width ones
-# (copied as they are).
-_DTYPES = (
-    "=i4",
-    "=i8",
-    "=u4",
-    "=u8",
-    "=i4",
-    "=i8",
-    "?",
-    "=i4",
-    "<u4",
-    "<i4",
-    "<f4",
-    "<u8",
-    "<i8",
-    "<f8",
-)
+# Half-open value ranges of the integer kinds, by kind (unused for bool, float, double).
+_LOW = (-(2**31), -(2**63), 0, 0, -(2**31), -(2**63), 0, -(2**31), 0, 0, -(2**31), -(2**63))
+_HIGH = (2**31, 2**63, 2**32, 2**64, 2**31, 2**63, 2, 2**31, 2**32, 2**64, 2**31, 2**63)
 
 _MASK64 = 2**64 - 1
 
@@ -206,52 +175,45 @@ def _tag(field: object, wire_type: int) -> int:
 
 
 def _kind_code(field: object, kind: object) -> int:
-    code = _KINDS.get(kind) if isinstance(kind, str) else None
-    if code is None:
+    """The code of a scalar kind named ``kind`` (the kinds a packed field may have)."""
+    code = scalar_kind(kind)
+    if code < 0:
         raise EncodeError(f"field {field}: unknown packed kind {kind!r}")
     return code
 
 
-def _width(code: int) -> int:
-    """Bytes of a fixed-width kind; 0 for a varint kind."""
-    if code < _K_FIXED32:
-        return 0
-    return 4 if code < _K_FIXED64 else 8
-
-
 def _bits(field: object, code: int, value: object) -> int:
     """The unsigned 64-bit wire value of a scalar of kind ``code``, checked."""
-    if code == _K_FLOAT:
-        return _float32_bits(_real(field, code, value))
-    if code == _K_DOUBLE:
-        return _float64_bits(_real(field, code, value))
-    if code == _K_BOOL:
+    if code == FLOAT:
+        return float32_bits(_real(field, code, value))
+    if code == DOUBLE:
+        return float64_bits(_real(field, code, value))
+    if code == BOOL:
         return _truth(field, value)
-    if code in (_K_UINT32, _K_UINT64, _K_FIXED32, _K_FIXED64):
+    if code in (UINT32, UINT64, FIXED32, FIXED64):
         return _unsigned(field, code, value)
     number = _signed(field, code, value)
-    if code in (_K_SINT32, _K_SINT64):
-        return _zigzag(number)
-    return _twos(number)  # int32, enum: negative values take 10 bytes, as protobuf's
+    if code in (SINT32, SINT64):
+        return zigzag(number)
+    return twos_complement(number)  # int32, enum: negative values take 10 bytes, as protobuf's
 
 
 def _integer(field: object, code: int, value: object) -> int:
     """``value`` as a Python int for an integer kind, or EncodeError naming the field."""
     if isinstance(value, bool):  # as upb: a bool is not an integer value
-        raise EncodeError(f"field {field}: {_KIND_NAMES[code]} value must be an integer, not bool")
+        raise EncodeError(f"field {field}: {KIND_NAMES[code]} value must be an integer, not bool")
     try:
         return _index(value)
     except TypeError:
         raise EncodeError(
-            f"field {field}: {_KIND_NAMES[code]} value must be an integer, "
+            f"field {field}: {KIND_NAMES[code]} value must be an integer, "
             f"not {type(value).__name__}"
         ) from None
 
 
 def _out_of_range(field: object, code: int, number: int) -> EncodeError:
     return EncodeError(
-        f"field {field}: {_KIND_NAMES[code]} value {number} is outside "
-        f"[{_LOW[code]}, {_HIGH[code]})"
+        f"field {field}: {KIND_NAMES[code]} value {number} is outside [{_LOW[code]}, {_HIGH[code]})"
     )
 
 
@@ -265,9 +227,7 @@ def _signed(field: object, code: int, value: object) -> int:
     if not cython.compiled:  # noqa: SIM102 (compiled, the C conversion checked this)
         if result < -(2**63) or result >= 2**63:
             raise _out_of_range(field, code, number)
-    if code not in (_K_INT64, _K_SINT64, _K_SFIXED64) and (
-        result < -2147483648 or result > 2147483647
-    ):
+    if code not in (INT64, SINT64, SFIXED64) and (result < -2147483648 or result > 2147483647):
         raise _out_of_range(field, code, number)
     return result
 
@@ -282,7 +242,7 @@ def _unsigned(field: object, code: int, value: object) -> int:
     if not cython.compiled:  # noqa: SIM102 (compiled, the C conversion checked this)
         if result < 0 or result >> 64:
             raise _out_of_range(field, code, number)
-    if code in (_K_UINT32, _K_FIXED32) and result >> 32:
+    if code in (UINT32, FIXED32) and result >> 32:
         raise _out_of_range(field, code, number)
     return result
 
@@ -305,7 +265,7 @@ def _real(field: object, code: int, value: object) -> float:
     """``value`` as a float, for the float and double kinds (numbers only, no strings)."""
     if isinstance(value, float):
         return value
-    kind = _KIND_NAMES[code]
+    kind = KIND_NAMES[code]
     if isinstance(value, (str, bytes, bytearray)) or not (
         hasattr(type(value), "__float__") or hasattr(type(value), "__index__")
     ):
@@ -318,47 +278,10 @@ def _real(field: object, code: int, value: object) -> float:
         raise EncodeError(f"field {field}: {kind} value {value} is too large") from None
 
 
-def _twos(number: int) -> int:
-    """A checked integer in [-2**63, 2**63) as its 64-bit two's complement."""
-    if cython.compiled:
-        return cython.cast(uint64_t, number)
-    return number & _MASK64
-
-
-def _zigzag(number: int) -> int:
-    """ZigZag of a checked integer in [-2**63, 2**63): 0, -1, 1, -2 -> 0, 1, 2, 3.
-
-    For a value in the int32 range this equals the 32-bit ZigZag (sint32).
-    """
-    if cython.compiled:
-        return (cython.cast(uint64_t, number) << 1) ^ cython.cast(uint64_t, number >> 63)
-    return ((number << 1) ^ (number >> 63)) & _MASK64
-
-
-def _float32_bits(value: float) -> int:
-    """IEEE binary32 bits of ``value`` rounded to single precision (C conversion)."""
-    if cython.compiled:
-        single = cython.cast(cython.float, value)
-        memcpy(cython.address(bits), cython.address(single), 4)
-        return bits
-    return _float_bits(value)
-
-
-def _float64_bits(value: float) -> int:
-    """IEEE binary64 bits of ``value``."""
-    if cython.compiled:
-        memcpy(cython.address(bits), cython.address(value), 8)
-        return bits
-    return struct.unpack("<Q", struct.pack("<d", value))[0]  # type: ignore[no-any-return]
-
-
-# --- packed columns ----------------------------------------------------------
-
-
 def _checked_column(field: object, code: int, values: Any, numpy: Any) -> Any:
     """A numpy column ready to be read in place: 1-D, C-contiguous, aligned, exact dtype."""
-    kind = _KIND_NAMES[code]
-    expected = numpy.dtype(_DTYPES[code])
+    kind = KIND_NAMES[code]
+    expected = numpy.dtype(NUMPY_DTYPES[code])
     if values.dtype != expected:
         raise EncodeError(
             f"field {field}: a packed {kind} column must have dtype {expected.str} "
@@ -375,19 +298,19 @@ def _checked_column(field: object, code: int, values: Any, numpy: Any) -> Any:
 def _element(column: Bytes, i: int, code: int) -> int:
     """Compiled only: the varint value of element ``i`` of a checked column of kind ``code``."""
     if cython.compiled:
-        if code == _K_UINT64:
+        if code == UINT64:
             return cython.cast(cython.pointer(uint64_t), column)[i]
-        if code == _K_INT64:
+        if code == INT64:
             return cython.cast(uint64_t, cython.cast(cython.pointer(int64_t), column)[i])
-        if code == _K_SINT64:
+        if code == SINT64:
             n64 = cython.cast(cython.pointer(int64_t), column)[i]
             return (cython.cast(uint64_t, n64) << 1) ^ cython.cast(uint64_t, n64 >> 63)
-        if code == _K_UINT32:
+        if code == UINT32:
             return cython.cast(cython.pointer(uint32_t), column)[i]
-        if code == _K_BOOL:
+        if code == BOOL:
             return column[i] != 0
         n32 = cython.cast(cython.pointer(int32_t), column)[i]
-        if code == _K_SINT32:
+        if code == SINT32:
             n64 = n32
             return (cython.cast(uint64_t, n64) << 1) ^ cython.cast(uint64_t, n64 >> 63)
         return cython.cast(uint64_t, cython.cast(int64_t, n32))  # int32, enum
@@ -395,16 +318,12 @@ def _element(column: Bytes, i: int, code: int) -> int:
 
 
 def _column_size(column: Bytes, n: int, code: int) -> int:
-    """Compiled only: bytes of the packed varints of a column of ``n`` elements.
-
-    A varint of a value whose highest set bit is bit ``b`` takes
-    ``b // 7 + 1`` bytes, which is ``(9 * b + 73) >> 6`` for ``b`` in 0..63:
-    no loop and no call per element.
-    """
+    """Compiled only: bytes of the packed varints of a column of ``n`` elements
+    (``varint_size`` is inline and has no loop: no call per element)."""
     total = 0
     if cython.compiled:
         for i in range(n):
-            total += (9 * (63 - __builtin_clzll(_element(column, i, code) | 1)) + 73) >> 6
+            total += varint_size(_element(column, i, code))
     return total
 
 
@@ -433,7 +352,7 @@ def _write_column(out: WritableBytes, pos: int, column: Bytes, n: int, code: int
                     | (more3 << 23)
                     | ((value << 3) & 0x7F000000)
                 )
-                store_le32(out + pos, word)
+                write_le(out, pos, word, 4)
                 pos += 1 + more1 + more2 + more3
             else:
                 pos = varint_write(out, pos, value)
@@ -442,9 +361,9 @@ def _write_column(out: WritableBytes, pos: int, column: Bytes, n: int, code: int
 
 def _numpy_varints(column: Any, code: int, numpy: Any) -> Any:
     """Uncompiled: the packed varints of a checked column, built with vectorised numpy."""
-    if code == _K_UINT64:
+    if code == UINT64:
         values = column
-    elif code in (_K_SINT32, _K_SINT64):
+    elif code in (SINT32, SINT64):
         signed = column.astype(numpy.int64)
         values = ((signed << 1) ^ (signed >> 63)).view(numpy.uint64)
     else:  # int32, enum, int64 (sign-extended), uint32, bool
@@ -513,55 +432,55 @@ class WireWriter:
 
     def varint(self, field: int, value: int) -> None:
         """A raw varint: any value in [0, 2**64) (uint64 semantics)."""
-        self._scalar(field, _K_UINT64, value)
+        self._scalar(field, UINT64, value)
 
     def int32(self, field: int, value: int) -> None:
         """An int32 in [-2**31, 2**31); negative values take 10 bytes."""
-        self._scalar(field, _K_INT32, value)
+        self._scalar(field, INT32, value)
 
     def int64(self, field: int, value: int) -> None:
         """An int64 in [-2**63, 2**63); negative values take 10 bytes."""
-        self._scalar(field, _K_INT64, value)
+        self._scalar(field, INT64, value)
 
     def uint32(self, field: int, value: int) -> None:
         """A uint32 in [0, 2**32)."""
-        self._scalar(field, _K_UINT32, value)
+        self._scalar(field, UINT32, value)
 
     def uint64(self, field: int, value: int) -> None:
         """A uint64 in [0, 2**64)."""
-        self._scalar(field, _K_UINT64, value)
+        self._scalar(field, UINT64, value)
 
     def sint32(self, field: int, value: int) -> None:
         """A sint32 in [-2**31, 2**31), ZigZag-encoded."""
-        self._scalar(field, _K_SINT32, value)
+        self._scalar(field, SINT32, value)
 
     def sint64(self, field: int, value: int) -> None:
         """A sint64 in [-2**63, 2**63), ZigZag-encoded."""
-        self._scalar(field, _K_SINT64, value)
+        self._scalar(field, SINT64, value)
 
     def enum(self, field: int, value: int) -> None:
         """An enum value (int32 semantics)."""
-        self._scalar(field, _K_ENUM, value)
+        self._scalar(field, ENUM, value)
 
     def fixed32(self, field: int, value: int) -> None:
         """A fixed32 in [0, 2**32), 4 bytes little-endian."""
-        self._scalar(field, _K_FIXED32, value)
+        self._scalar(field, FIXED32, value)
 
     def fixed64(self, field: int, value: int) -> None:
         """A fixed64 in [0, 2**64), 8 bytes little-endian."""
-        self._scalar(field, _K_FIXED64, value)
+        self._scalar(field, FIXED64, value)
 
     def sfixed32(self, field: int, value: int) -> None:
         """An sfixed32 in [-2**31, 2**31), 4 bytes little-endian two's complement."""
-        self._scalar(field, _K_SFIXED32, value)
+        self._scalar(field, SFIXED32, value)
 
     def sfixed64(self, field: int, value: int) -> None:
         """An sfixed64 in [-2**63, 2**63), 8 bytes little-endian two's complement."""
-        self._scalar(field, _K_SFIXED64, value)
+        self._scalar(field, SFIXED64, value)
 
     def double(self, field: int, value: float) -> None:
         """A double: IEEE binary64, little-endian."""
-        self._scalar(field, _K_DOUBLE, value)
+        self._scalar(field, DOUBLE, value)
 
     # --- length-delimited -------------------------------------------------
 
@@ -622,7 +541,7 @@ class WireWriter:
         column = _checked_column(field, code, values, numpy)
         if len(column) == 0:
             return  # proto3: an empty packed field is not written
-        if _width(code):
+        if kind_width(code):
             self._put_buffer(field, tag, column)  # one memcpy
         else:
             self._put_varints(tag, column, code, numpy)
@@ -633,11 +552,11 @@ class WireWriter:
 
     def float(self, field: int, value: float) -> None:
         """A float: IEEE binary32, little-endian (values beyond its range become infinities)."""
-        self._scalar(field, _K_FLOAT, value)
+        self._scalar(field, FLOAT, value)
 
     def bool(self, field: int, value: object) -> None:
         """A bool: 1 for true (any non-zero integer), 0 for false."""
-        self._scalar(field, _K_BOOL, value)
+        self._scalar(field, BOOL, value)
 
     # --- internals ----------------------------------------------------------
 
@@ -651,9 +570,9 @@ class WireWriter:
         return pos
 
     def _scalar(self, field: object, code: int, value: object) -> None:
-        tag = _tag(field, _VARINT if code < _K_FIXED32 else _I32 if code < _K_FIXED64 else _I64)
+        tag = _tag(field, natural_wire_type(code))
         bits = _bits(field, code, value)  # may run Python code: before the claim
-        width = _width(code)
+        width = kind_width(code)
         buffer = _claimed(self, False)
         try:
             pos = self._room(varint_size(tag) + (width or varint_size(bits)))
@@ -756,7 +675,7 @@ class WireWriter:
         try:
             start = buffer._length
             body = self._open(tag)
-            width = _width(code)
+            width = kind_width(code)
             count = 0
             try:
                 for value in items:
@@ -902,87 +821,12 @@ def open_frame(buffer: WriteBuffer, limit: int) -> Delimited:
 # --- reader ------------------------------------------------------------------
 
 
-def _read_tag(data: Bytes, pos: int, end: int, base: int) -> int:
-    """Validate the tag at ``pos``; return ``tag << 3 | its length in bytes``.
-
-    Tags are at most 5 bytes (non-minimal ones included) and at most
-    2**32 - 1; field 0 and wire types 6 and 7 are refused.
-    """
-    n = 0
-    tag = 0
-    while True:
-        if n >= end - pos:
-            raise TruncatedError("buffer ends inside a tag", base + pos)
-        byte = data[pos + n]
-        chunk = byte & 0x7F
-        tag |= chunk << (7 * n)
-        n += 1
-        if byte < 0x80:
-            break
-        if n == 5:
-            raise WireFormatError("tag is longer than 5 bytes", base + pos)
-    if tag > 0xFFFFFFFF:
-        raise WireFormatError(
-            f"tag {tag:#x} is above 2**32 - 1 (field number above {MAX_FIELD_NUMBER})",
-            base + pos,
-        )
-    if tag >> 3 == 0:
-        raise WireFormatError("field number 0", base + pos)
-    if tag & 7 > 5:
-        raise WireFormatError(f"reserved wire type {tag & 7}", base + pos)
-    return (tag << 3) | n
-
-
-def _varint_length(data: Bytes, pos: int, end: int, base: int) -> int:
-    """Length of the (protobuf-profile) varint at ``pos``; raises if truncated or malformed."""
-    n = varint_scan(data, pos, end, False)
-    if n == 0:
-        raise TruncatedError("buffer ends inside a varint", base + pos)
-    if n < 0:
-        raise varint_error(n, base + pos)
-    return n
-
-
-def _size_length(data: Bytes, pos: int, end: int, base: int) -> int:
-    """Length of the size of a LEN value at ``pos``: a valid varint of at most 5 bytes."""
-    n = _varint_length(data, pos, end, base)
-    if n > _MAX_SIZE_BYTES:
-        raise WireFormatError(
-            f"size of a length-delimited value takes {n} bytes (at most {MAX_SIZE_BYTES})",
-            base + pos,
-        )
-    return n
-
-
-def _skip_value(data: Bytes, pos: int, end: int, base: int, wire_type: int) -> int:
-    """End of the value of ``wire_type`` (not a group) at ``pos``; raises if it does not fit."""
-    if wire_type == _VARINT:
-        return pos + _varint_length(data, pos, end, base)
-    if wire_type == _LEN:
-        n = _size_length(data, pos, end, base)
-        size = varint_value(data, pos, n)
-        body = pos + n
-        if size > end - body:
-            raise TruncatedError(
-                f"length-delimited value of {size} bytes runs past the end",
-                base + pos,
-                missing=size - (end - body),
-            )
-        return body + size
-    n = 8 if wire_type == _I64 else 4
-    if n > end - pos:
-        raise TruncatedError(
-            f"buffer ends inside a {n}-byte value", base + pos, missing=n - (end - pos)
-        )
-    return pos + n
-
-
 def _count_varints(data: Bytes, start: int, end: int, base: int) -> int:
     """Number of varints filling ``data[start:end]`` exactly; raises for a bad one."""
     count = 0
     pos = start
     while pos < end:
-        pos += _varint_length(data, pos, end, base)
+        pos += varint_length(data, pos, end, base)
         count += 1
     return count
 
@@ -994,37 +838,20 @@ def _decode_varints(data: Bytes, pos: int, end: int, out: Bytes, count: int, cod
             n = varint_scan(data, pos, end, False)
             value = varint_value(data, pos, n)
             pos += n
-            if code in (_K_UINT64, _K_INT64):
+            if code in (UINT64, INT64):
                 cython.cast(cython.pointer(uint64_t), out)[i] = value
-            elif code == _K_SINT64:
-                cython.cast(cython.pointer(uint64_t), out)[i] = (value >> 1) ^ (0 - (value & 1))
-            elif code == _K_UINT32:
+            elif code == SINT64:
+                cython.cast(cython.pointer(uint64_t), out)[i] = unzigzag(value)
+            elif code == UINT32:
                 cython.cast(cython.pointer(uint32_t), out)[i] = cython.cast(uint32_t, value)
-            elif code == _K_BOOL:
+            elif code == BOOL:
                 out[i] = value != 0
-            elif code == _K_SINT32:
-                low = cython.cast(uint32_t, value)
-                cython.cast(cython.pointer(uint32_t), out)[i] = (low >> 1) ^ (0 - (low & 1))
+            elif code == SINT32:
+                cython.cast(cython.pointer(uint32_t), out)[i] = unzigzag(
+                    cython.cast(uint32_t, value)
+                )
             else:  # int32, enum: the low 32 bits, as protobuf
                 cython.cast(cython.pointer(uint32_t), out)[i] = cython.cast(uint32_t, value)
-
-
-def _python_element(value: int, code: int) -> int:
-    """Uncompiled: a decoded varint as the kind's value (as the compiled loop stores it)."""
-    if code == _K_UINT64:
-        return value
-    if code == _K_INT64:
-        return value - (1 << 64) if value >> 63 else value
-    if code == _K_SINT64:
-        return (value >> 1) ^ -(value & 1)
-    if code == _K_BOOL:
-        return 1 if value else 0
-    value &= 0xFFFFFFFF
-    if code == _K_UINT32:
-        return value
-    if code == _K_SINT32:
-        return (value >> 1) ^ -(value & 1)
-    return value - (1 << 32) if value >> 31 else value  # int32, enum
 
 
 class WireReader:
@@ -1059,7 +886,6 @@ class WireReader:
         self._base = 0  # offset of _view[0] in the outermost buffer
         self._depth = 0
         self._max_depth = max_depth
-        self._group_end = 0  # scratch for _skip_group: where the last group's end tag ends
 
     @property
     def offset(self) -> int:
@@ -1111,21 +937,21 @@ class WireReader:
         :class:`TruncatedError` or :class:`~codec.errors.VarintError`. The
         array holds at most one element per byte of ``value``.
         """
-        code = _KINDS.get(kind) if isinstance(kind, str) else None
-        if code is None:
+        code = scalar_kind(kind)
+        if code < 0:
             raise ValueError(f"unknown packed kind {kind!r}")
         view = byte_view(value, False)
         start = self._locate(view)
         size = len(view)
         numpy = _numpy()
-        width = _width(code)
+        width = kind_width(code)
         if width:
             if size % width:
                 raise WireFormatError(
                     f"packed {kind} value of {size} bytes is not a multiple of {width}",
                     self._base + start,
                 )
-            return numpy.frombuffer(view, dtype=_DTYPES[code])
+            return numpy.frombuffer(view, dtype=NUMPY_DTYPES[code])
         return self._unpack(start, start + size, code, numpy)
 
     # --- internals ----------------------------------------------------------
@@ -1140,7 +966,7 @@ class WireReader:
         """The packed varints in ``_view[start:end]`` as a new array of kind ``code``."""
         data = self._data()
         count = _count_varints(data, start, end, self._base)  # checks them all first
-        out = numpy.empty(count, dtype=_DTYPES[code])
+        out = numpy.empty(count, dtype=NUMPY_DTYPES[code])
         if cython.compiled:
             acquire(out, cython.address(target), PyBUF_WRITABLE)
             try:
@@ -1153,7 +979,7 @@ class WireReader:
         pos = start
         for i in range(count):
             n = varint_scan(data, pos, end, False)
-            out[i] = _python_element(varint_value(data, pos, n), code)
+            out[i] = varint_value_of(code, varint_value(data, pos, n))
             pos += n
         return out
 
@@ -1165,82 +991,33 @@ class WireReader:
             return None
         data = self._data()
         base = self._base
-        head = _read_tag(data, pos, end, base)
+        head = read_tag(data, pos, end, base)
         tag = head >> 3
         field = tag >> 3
         wire_type = tag & 7
         at = pos + (head & 7)
         value: Any
         if wire_type == _VARINT:
-            n = _varint_length(data, at, end, base)
+            n = varint_length(data, at, end, base)
             value = varint_value(data, at, n)
             self._pos = at + n
         elif wire_type == _LEN:
-            n = _size_length(data, at, end, base)
-            size = varint_value(data, at, n)
-            body = at + n
-            if size > end - body:
-                raise TruncatedError(
-                    f"length-delimited value of {size} bytes runs past the end",
-                    base + at,
-                    missing=size - (end - body),
-                )
-            value = self._slice(body, body + size)
-            self._pos = body + size
+            bounds = length_end(data, at, end, base)
+            self._pos = bounds >> 3
+            value = self._slice(at + (bounds & 7), self._pos)
         elif wire_type == _I64:
-            self._pos = _skip_value(data, at, end, base, _I64)
+            self._pos = fixed_end(at, end, base, 8)
             value = read_le(data, at, 8)
         elif wire_type == _I32:
-            self._pos = _skip_value(data, at, end, base, _I32)
+            self._pos = fixed_end(at, end, base, 4)
             value = read_le(data, at, 4)
         elif wire_type == _SGROUP:
-            close = self._skip_group(data, at, end, field, pos)
-            value = self._slice(at, close)
-            self._pos = self._group_end
+            bounds = skip_group(data, at, end, base, field, pos, self._depth + 1, self._max_depth)
+            self._pos = bounds >> 3
+            value = self._slice(at, self._pos - (bounds & 7))  # the body, without the end tag
         else:
-            raise WireFormatError(f"end-group tag of field {field} without a start", base + pos)
+            stray_end_group(field, pos, base)
         return field, wire_type, value
-
-    def _skip_group(self, data: Bytes, pos: int, end: int, field: int, start: int) -> int:
-        """Skip the body of the group of ``field`` opened by the tag at ``start``.
-
-        Returns where its end tag begins and leaves where it ends in
-        ``_group_end``. Nested groups are followed with a stack of their
-        field numbers, not by recursion, under the same depth limit.
-        """
-        base = self._base
-        level = self._depth + 1  # of this group
-        if level > self._max_depth:
-            raise DepthLimitError(f"groups nested deeper than {self._max_depth}", base + start)
-        fields = [field]
-        while True:
-            if pos >= end:
-                raise TruncatedError(f"group of field {field} runs past the end", base + start)
-            head = _read_tag(data, pos, end, base)
-            tag = head >> 3
-            inner = tag >> 3
-            wire_type = tag & 7
-            at = pos + (head & 7)
-            if wire_type == _SGROUP:
-                if level + len(fields) > self._max_depth:
-                    raise DepthLimitError(
-                        f"groups nested deeper than {self._max_depth}", base + pos
-                    )
-                fields.append(inner)
-            elif wire_type == _EGROUP:
-                if inner != fields[len(fields) - 1]:
-                    raise WireFormatError(
-                        f"group of field {fields[len(fields) - 1]} closed by an end-group tag "
-                        f"of field {inner}",
-                        base + pos,
-                    )
-                fields.pop()
-                if not fields:
-                    self._group_end = at
-                    return pos
-            else:
-                at = _skip_value(data, at, end, base, wire_type)
-            pos = at
 
     def _slice(self, start: int, end: int) -> memoryview:
         """A zero-copy view of ``_view[start:end]``."""
@@ -1280,9 +1057,7 @@ if not cython.compiled:
 
     fields_as_allocated(WireWriter, buffer=None)
     fields_as_allocated(Delimited, _writer=None, _tag=0, _limit=0, _start=0, _body=0)
-    fields_as_allocated(
-        WireReader, _view=None, _pos=0, _end=0, _base=0, _depth=0, _max_depth=0, _group_end=0
-    )
+    fields_as_allocated(WireReader, _view=None, _pos=0, _end=0, _base=0, _depth=0, _max_depth=0)
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",

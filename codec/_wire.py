@@ -1,0 +1,275 @@
+"""The wire core: the protobuf rules that every encoder and decoder of the package shares.
+
+Strategy: ``codec.wire`` (the field-by-field writer and reader) and
+``codec._struct`` (structs) are two engines over one format, so each rule of
+the format is written here once and both cimport it: the wire types, the
+scalar kinds with their wire type, width and numpy dtype, and the reading of
+the framing items every decoder meets before it looks at a value: a tag, a
+varint's length, a length-delimited value's bounds, a fixed-width value's
+bounds, and the skipping of a value or of a whole group.
+
+Readers check before they read: a position is never advanced past ``end``,
+and a failure raises a :class:`~codec.errors.DecodeError` subclass whose
+offset is ``base`` plus the position of the item at fault (the first byte of
+the tag, of the varint, of the size, of the fixed-width value; a group never
+closed is reported at its start tag). Where a reader finds two things, it
+returns them in one integer: a tag or a size takes at most 5 bytes, so the
+low 3 bits hold its byte count and the rest the tag (:func:`read_tag`) or
+the end of the value (:func:`length_end`). Groups are skipped by a loop over
+a stack of open field numbers, never by recursion.
+
+Compiled, the hot readers are ``cdef inline`` functions with their bodies in
+``_wire.pxd``, so every compiled module inlines them; the functions that
+raise are here, called only on the error path. Uncompiled, the twins below
+do the same with Python integers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
+
+from codec.errors import DepthLimitError, TruncatedError, WireFormatError
+
+if not cython.compiled:  # compiled, _wire.pxd cimports these
+    from codec._varint import (
+        Bytes,
+        bits_float32,
+        bits_float64,
+        unzigzag,
+        varint_error,
+        varint_scan,
+        varint_value,
+    )
+
+# Wire types: the low 3 bits of a tag (compiled: C constants of _wire.pxd).
+if not cython.compiled:
+    VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
+    # A tag, and the size of a length-delimited value, take at most 5 bytes (non-minimal
+    # ones included): upb's rule. No writer pads a size further (protozero pads to 4).
+    MAX_PREFIX_BYTES = 5
+    MAX_FIELD_NUMBER = 2**29 - 1  # a tag is field << 3 | wire type, at most 2**32 - 1
+_MAX_TAG = 0xFFFFFFFF
+
+# Kinds of field value (compiled: C constants of _wire.pxd, so a switch on a kind is
+# a jump table).
+if not cython.compiled:
+    INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM = 0, 1, 2, 3, 4, 5, 6, 7
+    FIXED32, FIXED64, SFIXED32, SFIXED64, FLOAT, DOUBLE = 8, 9, 10, 11, 12, 13
+    STRING, BYTES, MESSAGE, GROUP = 14, 15, 16, 17
+KIND_NAMES = (
+    "int32", "int64", "uint32", "uint64", "sint32", "sint64", "bool", "enum",
+    "fixed32", "fixed64", "sfixed32", "sfixed64", "float", "double",
+    "string", "bytes", "message", "group",
+)  # fmt: skip
+KINDS = {name: kind for kind, name in enumerate(KIND_NAMES)}
+SCALAR_KINDS = frozenset(range(STRING))  # the kinds a packed field may have
+
+# The numpy dtype of a packed column of each scalar kind: native order for the
+# varint kinds (each element is decoded), little-endian for the fixed-width ones
+# (their bytes are copied as they are).
+NUMPY_DTYPES = (
+    "=i4", "=i8", "=u4", "=u8", "=i4", "=i8", "?", "=i4",
+    "<u4", "<u8", "<i4", "<i8", "<f4", "<f8",
+)  # fmt: skip
+
+
+def scalar_kind(name: object) -> int:
+    """The kind named ``name`` if it is a scalar kind (one a packed field may have), else -1."""
+    kind = KINDS.get(name, -1) if isinstance(name, str) else -1
+    return kind if kind in SCALAR_KINDS else -1
+
+
+def natural_wire_type(kind: int) -> int:
+    """The wire type a value of ``kind`` takes, unpacked."""
+    if kind <= ENUM:
+        return VARINT
+    if kind in (FIXED32, SFIXED32, FLOAT):
+        return I32
+    if kind in (FIXED64, SFIXED64, DOUBLE):
+        return I64
+    return SGROUP if kind == GROUP else LEN
+
+
+def kind_width(kind: int) -> int:
+    """Bytes of a value of a fixed-width kind; 0 for a varint kind."""
+    wire_type = natural_wire_type(kind)
+    if wire_type == I32:
+        return 4
+    return 8 if wire_type == I64 else 0
+
+
+if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they are used
+
+    def read_tag(data: Bytes, pos: int, end: int, base: int) -> int:
+        """The valid tag at ``pos`` as ``tag << 3 | its byte count``."""
+        n = varint_scan(data, pos, end, False)
+        if 0 < n <= MAX_PREFIX_BYTES:
+            tag = varint_value(data, pos, n)
+            if tag <= _MAX_TAG and tag >> 3 != 0 and tag & 7 <= I32:
+                return (tag << 3) | n
+        return bad_tag(data, pos, end, base)
+
+    def varint_length(data: Bytes, pos: int, end: int, base: int) -> int:
+        """Byte count of the valid varint at ``pos``."""
+        n = varint_scan(data, pos, end, False)
+        if n > 0:
+            return n
+        return bad_varint(n, pos, base)
+
+    def length_end(data: Bytes, pos: int, end: int, base: int) -> int:
+        """Bounds of the length-delimited value whose size is at ``pos``, checked:
+        ``its end << 3 | the size's byte count`` (the value starts after the size)."""
+        n = varint_scan(data, pos, end, False)
+        if 0 < n <= MAX_PREFIX_BYTES:
+            size = varint_value(data, pos, n)
+            if size <= end - pos - n:
+                return ((pos + n + size) << 3) | n
+        return bad_length(data, pos, end, base)
+
+    def fixed_end(pos: int, end: int, base: int, width: int) -> int:
+        """End of the ``width``-byte value at ``pos``, checked."""
+        if width <= end - pos:
+            return pos + width
+        return bad_fixed(pos, end, base, width)
+
+
+if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they are used
+
+    def varint_value_of(kind: int, raw: int) -> Any:
+        """The value of a varint read for ``kind``: int32, sint32 and enum keep the low 32
+        bits (protobuf's rule), int64 and the 32-bit kinds are signed, bool is ``raw != 0``."""
+        if kind == UINT64:
+            return raw
+        if kind == BOOL:
+            return raw != 0
+        if kind == SINT64:
+            return unzigzag(raw)
+        raw &= 0xFFFFFFFF if kind != INT64 else 0xFFFFFFFFFFFFFFFF
+        if kind == UINT32:
+            return raw
+        if kind == SINT32:
+            return unzigzag(raw)
+        if kind == INT64:
+            return raw - (1 << 64) if raw >> 63 else raw
+        return raw - (1 << 32) if raw >> 31 else raw  # INT32, ENUM
+
+    def fixed_value_of(kind: int, bits: int) -> Any:
+        """The value of a fixed-width ``bits`` read for ``kind``."""
+        if kind == FLOAT:
+            return bits_float32(bits)
+        if kind == DOUBLE:
+            return bits_float64(bits)
+        if kind == SFIXED32:
+            return bits - (1 << 32) if bits >> 31 else bits
+        if kind == SFIXED64:
+            return bits - (1 << 64) if bits >> 63 else bits
+        return bits  # FIXED32, FIXED64
+
+
+def bad_tag(data: Bytes, pos: int, end: int, base: int) -> int:
+    """Raise the error of the tag at ``pos``, which :func:`read_tag` refused."""
+    n = 0
+    while n < end - pos and data[pos + n] >= 0x80:
+        n += 1
+        if n == MAX_PREFIX_BYTES:
+            raise WireFormatError("tag is longer than 5 bytes", base + pos)
+    if n == end - pos:
+        raise TruncatedError("data ends inside a tag", base + pos)
+    tag = varint_value(data, pos, n + 1)
+    if tag > _MAX_TAG:
+        raise WireFormatError(
+            f"tag {tag:#x} is above 2**32 - 1 (field number above {MAX_FIELD_NUMBER})",
+            base + pos,
+        )
+    if tag >> 3 == 0:
+        raise WireFormatError("field number 0", base + pos)
+    raise WireFormatError(f"reserved wire type {tag & 7}", base + pos)
+
+
+def bad_varint(status: int, pos: int, base: int) -> int:
+    """Raise the error of a varint_scan ``status`` (0 or negative) at ``pos``."""
+    if status == 0:
+        raise TruncatedError("data ends inside a varint", base + pos)
+    raise varint_error(status, base + pos)
+
+
+def bad_length(data: Bytes, pos: int, end: int, base: int) -> int:
+    """Raise the error of the size at ``pos``, which :func:`length_end` refused."""
+    n = varint_scan(data, pos, end, False)
+    if n <= 0:
+        bad_varint(n, pos, base)
+    if n > MAX_PREFIX_BYTES:
+        raise WireFormatError(
+            f"size of a length-delimited value takes {n} bytes (at most {MAX_PREFIX_BYTES})",
+            base + pos,
+        )
+    size = varint_value(data, pos, n)
+    left = end - pos - n
+    raise TruncatedError(
+        f"length-delimited value of {size} bytes runs past the end",
+        base + pos,
+        missing=size - left,
+    )
+
+
+def bad_fixed(pos: int, end: int, base: int, width: int) -> int:
+    """Raise the error of a ``width``-byte value at ``pos`` that runs past ``end``."""
+    raise TruncatedError(
+        f"data ends inside a {width}-byte value", base + pos, missing=width - (end - pos)
+    )
+
+
+def skip_value(data: Bytes, pos: int, end: int, base: int, wire_type: int) -> int:
+    """End of the value of ``wire_type`` at ``pos`` (not a group: see :func:`skip_group`)."""
+    if wire_type == VARINT:
+        return pos + varint_length(data, pos, end, base)
+    if wire_type == LEN:
+        return length_end(data, pos, end, base) >> 3
+    return fixed_end(pos, end, base, 8 if wire_type == I64 else 4)
+
+
+def skip_group(
+    data: Bytes, pos: int, end: int, base: int, field: int, start: int, depth: int, max_depth: int
+) -> int:
+    """Skip the body of the group of ``field``, whose start tag is at ``start``.
+
+    ``pos`` is where its body begins and ``depth`` the nesting level of the
+    group itself; the groups inside it count against ``max_depth`` too.
+    Returns ``the end of its end tag << 3 | that tag's byte count``.
+    """
+    if depth > max_depth:
+        raise DepthLimitError(f"groups nested deeper than {max_depth}", base + start)
+    open_fields = [field]
+    while True:
+        if pos >= end:
+            raise TruncatedError(f"group of field {field} runs past the end", base + start)
+        head = read_tag(data, pos, end, base)
+        tag = head >> 3
+        after = pos + (head & 7)
+        wire_type = tag & 7
+        if wire_type == SGROUP:
+            if depth + len(open_fields) > max_depth:
+                raise DepthLimitError(f"groups nested deeper than {max_depth}", base + pos)
+            open_fields.append(tag >> 3)
+        elif wire_type == EGROUP:
+            innermost = open_fields.pop()
+            if tag >> 3 != innermost:
+                raise WireFormatError(
+                    f"group of field {innermost} closed by an end-group tag of field {tag >> 3}",
+                    base + pos,
+                )
+            if not open_fields:
+                return (after << 3) | (head & 7)
+        else:
+            after = skip_value(data, after, end, base, wire_type)
+        pos = after
+
+
+def stray_end_group(field: int, pos: int, base: int) -> int:
+    """Raise the error of an end-group tag of ``field`` at ``pos`` that closes nothing."""
+    raise WireFormatError(f"end-group tag of field {field} without a start", base + pos)

@@ -7,7 +7,8 @@ and encoded straight from them as packed protobuf columns
 order: ``model`` (registry, frames), ``_recorder`` (per-thread columns,
 compiled), ``stream`` (packets in and out), ``recording`` (the
 :class:`Profiler`), ``transport`` (asyncio fan-out to viewers, files),
-``viewer`` (frame store, scope tree, Chrome trace export, summaries).
+``viewer`` (frame store, scope tree, Chrome trace export, summaries) and
+``perfetto`` (native Perfetto traces, streamed).
 """
 
 from codec.profiler._recorder import COMPILED, Scope
@@ -21,6 +22,12 @@ from codec.profiler.model import (
     TrackDef,
     TrackKind,
     TrackScopes,
+)
+from codec.profiler.perfetto import (
+    PerfettoStats,
+    PerfettoWriter,
+    write_perfetto_capture,
+    write_perfetto_trace,
 )
 from codec.profiler.recording import Profiler, Sink
 from codec.profiler.stream import PacketWriter, Receiver, Session, find_keyframe, read_capture
@@ -47,6 +54,8 @@ __all__ = [
     "Frame",
     "FrameStore",
     "PacketWriter",
+    "PerfettoStats",
+    "PerfettoWriter",
     "ProfileServer",
     "Profiler",
     "Receiver",
@@ -72,4 +81,6 @@ __all__ = [
     "record",
     "summary",
     "write_chrome_trace",
+    "write_perfetto_capture",
+    "write_perfetto_trace",
 ]

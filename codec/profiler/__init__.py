@@ -7,11 +7,19 @@ and encoded straight from them as packed protobuf columns
 order: ``model`` (registry, frames), ``_recorder`` (per-thread columns,
 compiled), ``stream`` (packets in and out), ``recording`` (the
 :class:`Profiler`), ``transport`` (asyncio fan-out to viewers, files),
-``viewer`` (frame store, scope tree, Chrome trace export, summaries) and
-``perfetto`` (native Perfetto traces, streamed).
+``viewer`` (frame store, scope tree, Chrome trace export, summaries),
+``perfetto`` (native Perfetto traces, streamed) and ``flame`` (SVG flame
+graphs).
 """
 
 from codec.profiler._recorder import COMPILED, Scope
+from codec.profiler.flame import (
+    FlameNode,
+    FlameTrack,
+    flame_graph_svg,
+    flame_tracks,
+    write_flame_graph,
+)
 from codec.profiler.model import (
     Frame,
     Registry,
@@ -51,6 +59,8 @@ from codec.profiler.viewer import (
 __all__ = [
     "COMPILED",
     "FileSink",
+    "FlameNode",
+    "FlameTrack",
     "Frame",
     "FrameStore",
     "PacketWriter",
@@ -76,11 +86,14 @@ __all__ = [
     "chrome_trace",
     "connect_viewer",
     "find_keyframe",
+    "flame_graph_svg",
+    "flame_tracks",
     "format_summary",
     "read_capture",
     "record",
     "summary",
     "write_chrome_trace",
+    "write_flame_graph",
     "write_perfetto_capture",
     "write_perfetto_trace",
 ]

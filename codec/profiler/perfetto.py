@@ -240,7 +240,7 @@ class PerfettoWriter:
             if len(scopes)
         ]
         for track, scopes in tracks:
-            for scope_id in set(scopes.scope_id.tolist()) - track.begin_tails.keys():
+            for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_tails.keys()):
                 track.begin_tails[scope_id] = self._begin_tail(track, registry.scope(scope_id))
         scopes_iid = self._annotation_names.iid(_SCOPES_ANNOTATION)
         self._write_interned()

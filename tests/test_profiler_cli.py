@@ -161,9 +161,9 @@ def test_demo_exports_a_perfetto_trace_and_a_flame_graph(tmp_path: Path) -> None
         "--perfetto", str(trace), "--flame", str(svg),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    slices = int(
-        re.search(r"Perfetto trace: \S+ \(([\d,]+) slices", done.stdout)[1].replace(",", "")
-    )  # type: ignore[index]
+    reported = re.search(r"Perfetto trace: \S+ \(([\d,]+) slices", done.stdout)
+    assert reported, done.stdout
+    slices = int(reported[1].replace(",", ""))
     assert slices > 100 and trace.stat().st_size > 20 * slices
     assert f"Flame graph: {svg}" in done.stdout
     assert "Workload.integrate" in "".join(ET.parse(svg).getroot().itertext())

@@ -391,6 +391,21 @@ def test_a_cut_capture_exports_the_frames_it_holds(tmp_path: Path) -> None:
     assert stats.slices == 4 * len(held)
 
 
+def test_timestamps_of_every_varint_size_frame_their_packets_right() -> None:
+    registry = sample_registry()
+    edges = sorted({0, 2**63 - 2, *(2 ** (7 * n) + d for n in range(1, 9) for d in (-1, 0))})
+    track = TrackScopes(
+        1,
+        np.ones(len(edges), dtype=np.uint32),
+        np.array(edges, dtype=np.int64),
+        np.array([1] * (len(edges) - 1) + [0], dtype=np.int64),
+        np.zeros(len(edges), dtype=np.uint8),
+    )
+    trace = read_trace(exported([Frame(1, 0, 2**63 - 2, (track,))], registry))
+    got = [(s.begin, s.end) for s in trace.slices[trace.track_named("main")]]
+    assert got == [(t, t + 1) for t in edges[:-1]] + [(edges[-1], edges[-1])]
+
+
 def test_empty_tracks_and_frames_are_written_without_slices() -> None:
     registry = sample_registry()
     empty = TrackScopes(1, *(np.zeros(0, dtype=t) for t in ("u4", "i8", "i8", "u1")))

@@ -32,9 +32,11 @@ slice nests as in the profile. Times are the profiler's nanoseconds, as
 absolute packet timestamps on the trace's default clock.
 
 A slice event differs from every other event of its track and scope only in
-its timestamp, so a packet is written as its timestamp followed by a tail of
-bytes (sequence id, track event, flags) encoded once per track and scope and
-copied in with :meth:`~codec.WireWriter.raw`: no object is made per packet.
+its timestamp, so its packet is written as a head, encoded once per track,
+scope and size of the timestamp's varint (the packet's tag and length, its
+sequence id, track event and flags) and copied in with
+:meth:`~codec.WireWriter.raw`, then the timestamp, last: two writes and no
+object per packet, where a nested message would cost a back-patched region.
 """
 
 from __future__ import annotations
@@ -47,10 +49,13 @@ from types import TracebackType
 from typing import Generic, Protocol, TypeVar
 
 import numpy
+import numpy.typing as npt
 
+from codec import varint
+from codec.errors import EncodeError
 from codec.profiler.model import Frame, Registry, ScopeDef, TrackDef, TrackKind, TrackScopes
 from codec.profiler.stream import Session, read_capture
-from codec.wire import WireWriter
+from codec.wire import LEN, WireWriter
 
 __all__ = [
     "SEQ_INCREMENTAL_STATE_CLEARED",
@@ -118,6 +123,13 @@ _THREAD_PID = 1
 _THREAD_TID = 2
 _THREAD_NAME = 5
 
+# Field 1 of Trace, length-delimited: the first byte of every packet.
+_PACKET_TAG = bytes([_TRACE_PACKET << 3 | LEN])
+# A timestamp is an int64 that is not negative: at most 9 bytes as a varint, which takes
+# one byte more for every one of these it reaches.
+_MAX_TIMESTAMP_BYTES = 9
+_VARINT_STEPS = numpy.array([1 << 7 * n for n in range(1, _MAX_TIMESTAMP_BYTES)], dtype=numpy.int64)
+
 # ThreadDescriptor.tid is an int32: a larger OS thread id names a child track instead.
 _MAX_TID = 2**31 - 1
 # Bytes gathered before a write to the file: large enough to amortise the system call.
@@ -146,11 +158,11 @@ class PerfettoStats:
 
 @dataclass(slots=True)
 class _Track:
-    """A profiler track as a Perfetto track, with the packet tails of its events."""
+    """A profiler track as a Perfetto track, with the packet heads of its events."""
 
     uuid: int
-    end_tail: bytes  # everything of an END packet after its timestamp
-    begin_tails: dict[int, bytes] = field(default_factory=dict)  # scope id -> BEGIN tail
+    end_heads: tuple[bytes, ...]  # an END packet up to its timestamp (see _heads)
+    begin_heads: dict[int, tuple[bytes, ...]] = field(default_factory=dict)  # by scope id
 
 
 @dataclass(slots=True)
@@ -191,7 +203,7 @@ class PerfettoWriter:
         self._sequence_id = sequence_id
         self._chunk_size = chunk_size
         self._writer = WireWriter()
-        self._scratch = WireWriter()  # packet tails are encoded here, then kept as bytes
+        self._scratch = WireWriter()  # packet heads are encoded here, then kept as bytes
         self._processes: dict[int | None, _Process] = {}  # by session id (None: no session)
         self._next_uuid = 1
         self._names = _Interned[str]()
@@ -240,8 +252,8 @@ class PerfettoWriter:
             if len(scopes)
         ]
         for track, scopes in tracks:
-            for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_tails.keys()):
-                track.begin_tails[scope_id] = self._begin_tail(track, registry.scope(scope_id))
+            for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_heads.keys()):
+                track.begin_heads[scope_id] = self._begin_heads(track, registry.scope(scope_id))
         scopes_iid = self._annotation_names.iid(_SCOPES_ANNOTATION)
         self._write_interned()
         self._frame_slice(process, frame, scopes_iid)
@@ -276,7 +288,7 @@ class PerfettoWriter:
         if track is not None:
             return track
         uuid = self._uuid()
-        track = _Track(uuid, self._tail(TYPE_SLICE_END, uuid))
+        track = _Track(uuid, self._heads(TYPE_SLICE_END, uuid))
         process.tracks[definition.track_ref] = track
         name = definition.name or f"track {definition.track_ref}"
         tid = definition.os_thread_id
@@ -359,10 +371,16 @@ class PerfettoWriter:
                 writer.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
         self.packets += 1
 
-    def _tail(
+    def _heads(
         self, event_type: int, track_uuid: int, name_iid: int = 0, location: int = 0
-    ) -> bytes:
-        """A slice event's packet after its timestamp: sequence id, track event, flags."""
+    ) -> tuple[bytes, ...]:
+        """A slice event's packet up to its timestamp, for each size of the timestamp's varint.
+
+        The head is field 1 of ``Trace`` and the packet's length, then its
+        sequence id, track event and flags; the timestamp (field 8) follows
+        it, last in the packet. Item ``n`` is for a varint of ``n + 1``
+        bytes.
+        """
         scratch = self._scratch
         scratch.uint32(_PACKET_SEQUENCE_ID, self._sequence_id)
         with scratch.message(_PACKET_TRACK_EVENT):
@@ -374,13 +392,16 @@ class PerfettoWriter:
                 scratch.uint64(_EVENT_SOURCE_LOCATION_IID, location)
         scratch.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
         with scratch.buffer.getbuffer() as view:
-            tail = bytes(view)
+            body = bytes(view)
         scratch.buffer.clear()
-        return tail
+        return tuple(
+            _PACKET_TAG + varint.encode(len(body) + 1 + size) + body  # 1: the timestamp's tag
+            for size in range(1, _MAX_TIMESTAMP_BYTES + 1)
+        )
 
-    def _begin_tail(self, track: _Track, scope: ScopeDef) -> bytes:
+    def _begin_heads(self, track: _Track, scope: ScopeDef) -> tuple[bytes, ...]:
         name_iid = self._names.iid(scope.name)
-        return self._tail(TYPE_SLICE_BEGIN, track.uuid, name_iid, self._location_iid(scope))
+        return self._heads(TYPE_SLICE_BEGIN, track.uuid, name_iid, self._location_iid(scope))
 
     def _frame_slice(self, process: _Process, frame: Frame, scopes_iid: int) -> None:
         """The frame as a slice of the process's ``frames`` track, with its scope count."""
@@ -405,35 +426,45 @@ class PerfettoWriter:
 
         In pre-order a scope begins after every scope still open at its depth
         or deeper has ended, so a stack of open end times gives the order.
+        Each event is its head, chosen by the size of its timestamp's varint,
+        then the timestamp.
         """
-        writer = self._writer
-        message, timestamp, raw = writer.message, writer.uint64, writer.raw
-        begin_tails, end_tail = track.begin_tails, track.end_tail
         starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)
         ends = starts + numpy.asarray(scopes.duration_ns, dtype=numpy.int64)
-        open_ends: list[int] = []
-
-        def event(time_ns: int, tail: bytes) -> None:
-            with message(_TRACE_PACKET):
-                timestamp(_PACKET_TIMESTAMP, time_ns)
-                raw(tail)
-
-        for scope_id, start, end, depth in zip(
+        if starts.min() < 0:  # checked before a head is written: a packet is whole or absent
+            raise EncodeError(f"track {scopes.track_ref}: a scope starts at {starts.min()} ns")
+        writer = self._writer
+        raw, timestamp = writer.raw, writer.uint64
+        begin_heads, end_heads = track.begin_heads, track.end_heads
+        open_ends: list[tuple[int, int]] = []  # end time and its varint size - 1
+        for scope_id, start, start_size, end, end_size, depth in zip(
             scopes.scope_id.tolist(),
             starts.tolist(),
+            _varint_sizes(starts),
             ends.tolist(),
+            _varint_sizes(ends),
             scopes.depth.tolist(),
             strict=True,
         ):
             while len(open_ends) > depth:
-                event(open_ends.pop(), end_tail)
-            event(start, begin_tails[scope_id])
-            open_ends.append(end)
+                end_ns, size = open_ends.pop()
+                raw(end_heads[size])
+                timestamp(_PACKET_TIMESTAMP, end_ns)
+            raw(begin_heads[scope_id][start_size])
+            timestamp(_PACKET_TIMESTAMP, start)
+            open_ends.append((end, end_size))
         while open_ends:
-            event(open_ends.pop(), end_tail)
+            end_ns, size = open_ends.pop()
+            raw(end_heads[size])
+            timestamp(_PACKET_TIMESTAMP, end_ns)
         count = len(scopes)
         self.packets += 2 * count
         self.slices += count
+
+
+def _varint_sizes(values: npt.NDArray[numpy.int64]) -> list[int]:
+    """The bytes of each value's varint, minus one (values are not negative)."""
+    return numpy.searchsorted(_VARINT_STEPS, values, side="right").tolist()  # type: ignore[no-any-return]
 
 
 class _Interned(Generic[Key]):

@@ -24,7 +24,9 @@ workload streamed over loopback TCP to a viewer in the same process, ending
 with a table of what it measured. ``record`` saves the stream of a running
 profile server to a file, with periodic keyframes; ``view`` reads such a
 file (from its first whole keyframe, so a cut file works) and prints the
-top scopes, and can export a Chrome trace.
+top scopes, and can export a Chrome trace, a native Perfetto trace
+(:mod:`codec.profiler.perfetto`, every frame, streamed) and an SVG flame graph
+(:mod:`codec.profiler.flame`); ``demo`` can write the last two as well.
 
 ``bench`` times the library against the naive loops it replaces, in this
 process, with ``timeit`` and nothing but the package installed, and prints

@@ -494,10 +494,18 @@ def test_undefined_scopes_and_tracks_raise_stream_errors() -> None:
         exported([make_frame(1, [nested_track(42, [1], [0], T0, [1])])], registry)
 
 
-def test_a_negative_time_raises_an_encode_error() -> None:
+def test_a_negative_time_raises_an_encode_error_and_writes_none_of_the_frame() -> None:
     registry = sample_registry()
-    with pytest.raises(EncodeError):
-        exported([make_frame(1, [nested_track(1, [1], [0], -100, [1])])], registry)
+    good = make_frame(1, [nested_track(1, [1], [0], T0, [1])])
+    bad = make_frame(2, [nested_track(1, [1], [0], T0, [1]), nested_track(2, [1], [0], -100, [1])])
+    out = io.BytesIO()
+    with PerfettoWriter(out) as trace:
+        trace.add_frame(good, registry)
+        with pytest.raises(EncodeError, match="track 2: a scope starts at -99 ns"):
+            trace.add_frame(bad, registry)
+    read = read_trace(out.getvalue())
+    assert [s.name for s in read.slices[read.track_named("frames")]] == ["frame 1"]
+    assert len(read.slices[read.track_named("main")]) == 1
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,10 @@
 Strategy: a Perfetto trace file is a serialized ``Trace``, whose only field is
 ``repeated TracePacket packet = 1``, so the file is a run of
 ``0x0A ‖ varint(len) ‖ TracePacket``: field 1 of ``Trace`` written once per
-packet. :class:`PerfettoWriter` writes each packet with
-:meth:`codec.WireWriter.message` into one reusable buffer (the length is
-back-patched, minimal) and hands the buffer to the file whenever it holds
+packet. :class:`PerfettoWriter` writes every packet with a
+:class:`~codec.WireWriter` into one reusable buffer (descriptors and interned
+data as nested messages whose lengths are back-patched, slice events from
+prepared heads, below) and hands the buffer to the file whenever it holds
 ``chunk_size`` bytes, then clears it: a capture of any length is exported in
 the memory of one frame's columns and one chunk. The messages and field
 numbers are those of Perfetto's public protos; ``perfetto_trace.proto`` in
@@ -135,7 +136,7 @@ _MAX_TID = 2**31 - 1
 # Bytes gathered before a write to the file: large enough to amortise the system call.
 DEFAULT_CHUNK_SIZE = 1 << 20
 
-Key = TypeVar("Key")
+_Key = TypeVar("_Key")
 
 _FRAMES_TRACK_NAME = "frames"
 _SCOPES_ANNOTATION = "scopes"
@@ -252,6 +253,9 @@ class PerfettoWriter:
             if len(scopes)
         ]
         for track, scopes in tracks:
+            earliest = int(numpy.min(scopes.start_ns))
+            if earliest < 0:  # checked before any slice: the frame is written whole or not
+                raise EncodeError(f"track {scopes.track_ref}: a scope starts at {earliest} ns")
             for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_heads.keys()):
                 track.begin_heads[scope_id] = self._begin_heads(track, registry.scope(scope_id))
         scopes_iid = self._annotation_names.iid(_SCOPES_ANNOTATION)
@@ -429,10 +433,8 @@ class PerfettoWriter:
         Each event is its head, chosen by the size of its timestamp's varint,
         then the timestamp.
         """
-        starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)
+        starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)  # not negative: add_frame
         ends = starts + numpy.asarray(scopes.duration_ns, dtype=numpy.int64)
-        if starts.min() < 0:  # checked before a head is written: a packet is whole or absent
-            raise EncodeError(f"track {scopes.track_ref}: a scope starts at {starts.min()} ns")
         writer = self._writer
         raw, timestamp = writer.raw, writer.uint64
         begin_heads, end_heads = track.begin_heads, track.end_heads
@@ -467,16 +469,16 @@ def _varint_sizes(values: npt.NDArray[numpy.int64]) -> list[int]:
     return numpy.searchsorted(_VARINT_STEPS, values, side="right").tolist()  # type: ignore[no-any-return]
 
 
-class _Interned(Generic[Key]):
+class _Interned(Generic[_Key]):
     """One interning index: values under iids from 1, and the entries not yet written."""
 
     __slots__ = ("_iids", "_new")
 
     def __init__(self) -> None:
-        self._iids: dict[Key, int] = {}
-        self._new: list[tuple[int, Key]] = []
+        self._iids: dict[_Key, int] = {}
+        self._new: list[tuple[int, _Key]] = []
 
-    def iid(self, value: Key) -> int:
+    def iid(self, value: _Key) -> int:
         """The iid of ``value``, interned now if it is new."""
         iid = self._iids.get(value)
         if iid is None:
@@ -484,7 +486,7 @@ class _Interned(Generic[Key]):
             self._new.append((iid, value))
         return iid
 
-    def take_new(self) -> list[tuple[int, Key]]:
+    def take_new(self) -> list[tuple[int, _Key]]:
         """The entries interned since the last call, in iid order."""
         new, self._new = self._new, []
         return new

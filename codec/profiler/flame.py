@@ -136,16 +136,20 @@ def _merge(parts: list[TrackScopes], registry: Registry) -> tuple[FlameNode, ...
     children: list[list[FlameNode]] = [[] for _ in range(count)]
     roots: list[FlameNode] = []
     for index in range(count - 1, -1, -1):  # a node's children were made after it
-        kids = sorted(children[index], key=lambda n: (n.scope.name, n.scope.scope_id))
         made = FlameNode(
             registry.scope(node_scope[index]),
             calls[index],
             totals[index],
             self_sums[index],
-            tuple(kids),
+            tuple(sorted(children[index], key=_drawing_order)),
         )
         (children[node_parent[index]] if node_parent[index] >= 0 else roots).append(made)
-    return tuple(sorted(roots, key=lambda n: (n.scope.name, n.scope.scope_id)))
+    return tuple(sorted(roots, key=_drawing_order))
+
+
+def _drawing_order(node: FlameNode) -> tuple[str, int]:
+    """Siblings left to right: by name, as flame graphs draw them, then by scope id."""
+    return node.scope.name, node.scope.scope_id
 
 
 def _sums(node: npt.NDArray[np.int64], values: npt.NDArray[np.int64], count: int) -> list[int]:

@@ -24,7 +24,9 @@ workload streamed over loopback TCP to a viewer in the same process, ending
 with a table of what it measured. ``record`` saves the stream of a running
 profile server to a file, with periodic keyframes; ``view`` reads such a
 file (from its first whole keyframe, so a cut file works) and prints the
-top scopes, and can export a Chrome trace.
+top scopes, and can export a Chrome trace, a native Perfetto trace
+(:mod:`codec.profiler.perfetto`, every frame, streamed) and an SVG flame graph
+(:mod:`codec.profiler.flame`); ``demo`` can write the last two as well.
 
 ``bench`` times the library against the naive loops it replaces, in this
 process, with ``timeit`` and nothing but the package installed, and prints
@@ -49,13 +51,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf import message as pb_message
 
 import codec
 from codec.errors import CodecError, DecodeError, EncodeError
+
+if TYPE_CHECKING:
+    from codec.profiler import Frame, PerfettoStats, Registry
 
 PROG = "python -m codec"
 
@@ -596,6 +601,7 @@ def _run_suite() -> int:
 def demo(args: argparse.Namespace) -> int:
     from codec.profiler.demo import DEFAULT_TRACE, run_demo
 
+    _check_flame_options(args)
     host, port = args.listen
     on_terminal = sys.stderr.isatty()
 
@@ -622,6 +628,12 @@ def demo(args: argparse.Namespace) -> int:
     if on_terminal and not args.quiet:
         print(file=sys.stderr)
     print(result.table(top=args.top))
+    if args.perfetto:
+        from codec.profiler.perfetto import write_perfetto_trace
+
+        stats = write_perfetto_trace(result.kept, result.registry, args.perfetto)
+        _report_perfetto(args.perfetto, stats)
+    _write_flame(args, result.kept, result.registry)
     return 0
 
 
@@ -655,6 +667,7 @@ def view(args: argparse.Namespace) -> int:
     from codec.profiler import Frame, Registry, read_capture
     from codec.profiler.viewer import FrameStore, format_summary, write_chrome_trace
 
+    _check_flame_options(args)
     data = Path(args.file).read_bytes()
     store = FrameStore(args.frames)
     registry = Registry()
@@ -679,7 +692,33 @@ def view(args: argparse.Namespace) -> int:
     if args.chrome:
         write_chrome_trace(frames, registry, args.chrome)
         print(f"Chrome trace: {args.chrome}")
+    if args.perfetto:
+        from codec.profiler.perfetto import write_perfetto_capture
+
+        _report_perfetto(args.perfetto, write_perfetto_capture(data, args.perfetto))
+    _write_flame(args, frames, registry)
     return 0
+
+
+def _check_flame_options(args: argparse.Namespace) -> None:
+    if args.icicle and not args.flame:
+        raise CliError("--icicle draws the --flame graph upside down: give --flame OUT.svg too")
+
+
+def _report_perfetto(path: str, stats: PerfettoStats) -> None:
+    print(
+        f"Perfetto trace: {path} ({stats.slices:,} slices, {stats.bytes_written:,} bytes; "
+        "open it in https://ui.perfetto.dev)"
+    )
+
+
+def _write_flame(args: argparse.Namespace, frames: Sequence[Frame], registry: Registry) -> None:
+    if not args.flame:
+        return
+    from codec.profiler.flame import write_flame_graph
+
+    write_flame_graph(frames, registry, args.flame, icicle=args.icicle)
+    print(f"{'Icicle' if args.icicle else 'Flame'} graph: {args.flame}")
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -747,6 +786,7 @@ def _add_profiler_commands(commands: Any) -> None:
         "--top", type=_positive_int, default=8, metavar="N", help="scopes per table (default: 8)"
     )
     demo_parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    _add_export_options(demo_parser, "the frames the viewer kept", "the frames the viewer kept")
     demo_parser.set_defaults(handler=demo)
 
     record_parser = commands.add_parser(
@@ -794,7 +834,25 @@ def _add_profiler_commands(commands: Any) -> None:
     view_parser.add_argument(
         "--top", type=_positive_int, default=20, metavar="N", help="scopes per table (default: 20)"
     )
+    _add_export_options(view_parser, "every frame of the file", "the kept frames")
     view_parser.set_defaults(handler=view)
+
+
+def _add_export_options(parser: argparse.ArgumentParser, traced: str, drawn: str) -> None:
+    """``--perfetto`` (writes ``traced``), ``--flame`` and ``--icicle`` (draw ``drawn``)."""
+    parser.add_argument(
+        "--perfetto",
+        metavar="OUT.pftrace",
+        help=f"also write {traced} as a native Perfetto trace (ui.perfetto.dev)",
+    )
+    parser.add_argument(
+        "--flame", metavar="OUT.svg", help=f"also draw {drawn} as an SVG flame graph"
+    )
+    parser.add_argument(
+        "--icicle",
+        action="store_true",
+        help="draw the flame graph upside down: top-level scopes at the top",
+    )
 
 
 def _add_schema_options(parser: argparse.ArgumentParser) -> None:

@@ -7,11 +7,22 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy
 import pytest
 
-from codec.profiler import Frame, read_capture
+from codec import FrameEncoder
+from codec.profiler import (
+    Frame,
+    PacketWriter,
+    Registry,
+    Session,
+    TrackKind,
+    TrackScopes,
+    read_capture,
+)
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
@@ -98,6 +109,75 @@ def test_record_then_view_a_running_demo(tmp_path: Path) -> None:
     assert viewed.returncode == 0, viewed.stderr
     shown = int(re.search(r"([\d,]+) frames", viewed.stdout)[1])  # type: ignore[index]
     assert 0 < shown < 60
+
+
+def write_capture(path: Path, frames: int) -> None:
+    """A capture of ``frames`` frames of three nested scopes on two threads."""
+    registry = Registry()
+    for name in ("frame", "update", "render"):
+        registry.add_scope(name, file="game/loop.py", line=len(name))
+    registry.add_track("main", TrackKind.CPU_THREAD, 101)
+    registry.add_track("worker", TrackKind.CPU_THREAD, 102)
+    writer = PacketWriter(Session.new("cli test"))
+    out = FrameEncoder()
+    writer.keyframe(out, registry)
+    for index in range(1, frames + 1):
+        start = 10**12 + index * 10**6
+        tracks = tuple(
+            TrackScopes(
+                ref,
+                numpy.array([1, 2, 3], dtype=numpy.uint32),
+                numpy.array([start, start + 10, start + 500], dtype=numpy.int64),
+                numpy.array([1000, 400, 300], dtype=numpy.int64),
+                numpy.array([0, 1, 1], dtype=numpy.uint8),
+            )
+            for ref in (1, 2)
+        )
+        writer.frame(out, index, start, 1000, tracks, 6)
+    path.write_bytes(out.getbuffer())
+
+
+def test_view_exports_a_perfetto_trace_and_an_icicle_graph(tmp_path: Path) -> None:
+    capture = tmp_path / "capture.bin"
+    write_capture(capture, 50)
+    trace, svg = tmp_path / "out.pftrace", tmp_path / "out.svg"
+    done = codec_command(
+        "view", str(capture), "--frames", "10", "--perfetto", str(trace),
+        "--flame", str(svg), "--icicle",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # Perfetto gets every frame (each a slice too), the picture the 10 kept ones.
+    assert f"Perfetto trace: {trace} (350 slices, " in done.stdout
+    assert f"Icicle graph: {svg}" in done.stdout
+    assert trace.read_bytes()[:1] == b"\x0a"  # Trace.packet, field 1, length-delimited
+    root = ET.parse(svg).getroot()
+    assert "Icicle graph: 60 scopes in 10 frames" in "".join(root.itertext())
+
+
+def test_demo_exports_a_perfetto_trace_and_a_flame_graph(tmp_path: Path) -> None:
+    trace, svg = tmp_path / "demo.pftrace", tmp_path / "demo.svg"
+    done = codec_command(
+        "demo", "--seconds", "0.3", "--quiet", "--trace", str(tmp_path / "demo.json"),
+        "--perfetto", str(trace), "--flame", str(svg),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reported = re.search(r"Perfetto trace: \S+ \(([\d,]+) slices", done.stdout)
+    assert reported, done.stdout
+    slices = int(reported[1].replace(",", ""))
+    assert slices > 100 and trace.stat().st_size > 20 * slices
+    assert f"Flame graph: {svg}" in done.stdout
+    assert "Workload.integrate" in "".join(ET.parse(svg).getroot().itertext())
+
+
+def test_icicle_without_flame_is_an_error(tmp_path: Path) -> None:
+    capture = tmp_path / "capture.bin"
+    write_capture(capture, 1)
+    done = codec_command("view", str(capture), "--icicle")
+    assert done.returncode == 1
+    assert (
+        done.stderr
+        == "codec view: --icicle draws the --flame graph upside down: give --flame OUT.svg too\n"
+    )
 
 
 @pytest.mark.parametrize(

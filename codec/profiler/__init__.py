@@ -7,10 +7,19 @@ and encoded straight from them as packed protobuf columns
 order: ``model`` (registry, frames), ``_recorder`` (per-thread columns,
 compiled), ``stream`` (packets in and out), ``recording`` (the
 :class:`Profiler`), ``transport`` (asyncio fan-out to viewers, files),
-``viewer`` (frame store, scope tree, Chrome trace export, summaries).
+``viewer`` (frame store, scope tree, Chrome trace export, summaries),
+``perfetto`` (native Perfetto traces, streamed) and ``flame`` (SVG flame
+graphs).
 """
 
 from codec.profiler._recorder import COMPILED, Scope
+from codec.profiler.flame import (
+    FlameNode,
+    FlameTrack,
+    flame_graph_svg,
+    flame_tracks,
+    write_flame_graph,
+)
 from codec.profiler.model import (
     Frame,
     Registry,
@@ -21,6 +30,12 @@ from codec.profiler.model import (
     TrackDef,
     TrackKind,
     TrackScopes,
+)
+from codec.profiler.perfetto import (
+    PerfettoStats,
+    PerfettoWriter,
+    write_perfetto_capture,
+    write_perfetto_trace,
 )
 from codec.profiler.recording import Profiler, Sink
 from codec.profiler.stream import PacketWriter, Receiver, Session, find_keyframe, read_capture
@@ -44,9 +59,13 @@ from codec.profiler.viewer import (
 __all__ = [
     "COMPILED",
     "FileSink",
+    "FlameNode",
+    "FlameTrack",
     "Frame",
     "FrameStore",
     "PacketWriter",
+    "PerfettoStats",
+    "PerfettoWriter",
     "ProfileServer",
     "Profiler",
     "Receiver",
@@ -67,9 +86,14 @@ __all__ = [
     "chrome_trace",
     "connect_viewer",
     "find_keyframe",
+    "flame_graph_svg",
+    "flame_tracks",
     "format_summary",
     "read_capture",
     "record",
     "summary",
     "write_chrome_trace",
+    "write_flame_graph",
+    "write_perfetto_capture",
+    "write_perfetto_trace",
 ]

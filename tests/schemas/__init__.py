@@ -39,14 +39,16 @@ __all__ = [
     "legacy_pb2",
     "message_classes",
     "message_descriptors",
+    "pb2_module",
 ]
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 PROTO_FILES = ("everything.proto", "legacy.proto", "editions.proto")
 
 
-def _compile(proto_files: tuple[str, ...]) -> bytes:
-    """Run the bundled protoc on ``proto_files``; return the serialized FileDescriptorSet."""
+def _compile(proto_files: tuple[str, ...], proto_dir: Path = SCHEMA_DIR) -> bytes:
+    """Run the bundled protoc on ``proto_files`` of ``proto_dir``; return the serialized
+    FileDescriptorSet."""
     try:
         from grpc_tools import protoc
     except ImportError as exc:  # pragma: no cover - the test extras install grpcio-tools
@@ -59,7 +61,7 @@ def _compile(proto_files: tuple[str, ...]) -> bytes:
         out = Path(tmp) / "schemas.fds"
         args = [
             "grpc_tools.protoc",
-            f"--proto_path={SCHEMA_DIR}",
+            f"--proto_path={proto_dir}",
             f"--proto_path={well_known}",
             f"--descriptor_set_out={out}",
             "--include_imports",
@@ -106,14 +108,28 @@ def message_descriptors(file: FileDescriptor, *, map_entries: bool = False) -> I
 
 def _module(file_name: str) -> types.ModuleType:
     """A ``_pb2``-style module for one compiled file."""
-    file = _pool().FindFileByName(file_name)
-    module = types.ModuleType(file_name.replace(".proto", "_pb2"))
+    return _module_of(_pool().FindFileByName(file_name))
+
+
+def _module_of(file: FileDescriptor) -> types.ModuleType:
+    """A ``_pb2``-style module of a file in a descriptor pool."""
+    module = types.ModuleType(file.name.replace(".proto", "_pb2"))
     module.DESCRIPTOR = file  # type: ignore[attr-defined]
     for name, descriptor in file.message_types_by_name.items():
         setattr(module, name, message_factory.GetMessageClass(descriptor))
     for name, enum in file.enum_types_by_name.items():
         setattr(module, name, enum)
     return module
+
+
+def pb2_module(proto: Path) -> types.ModuleType:
+    """A ``_pb2``-style module of a ``.proto`` file anywhere, built in a pool of its own
+    (for the schemas a package ships, such as the profiler's)."""
+    pool = descriptor_pool.DescriptorPool()
+    compiled = _compile((proto.name,), proto.parent)
+    for file in descriptor_pb2.FileDescriptorSet.FromString(compiled).file:
+        pool.Add(file)
+    return _module_of(pool.FindFileByName(proto.name))
 
 
 everything_pb2 = _module("everything.proto")

@@ -1,0 +1,534 @@
+"""Perfetto export: profiler frames as a native Perfetto trace, written as a stream.
+
+Strategy: a Perfetto trace file is a serialized ``Trace``, whose only field is
+``repeated TracePacket packet = 1``, so the file is a run of
+``0x0A ‖ varint(len) ‖ TracePacket``: field 1 of ``Trace`` written once per
+packet. :class:`PerfettoWriter` writes every packet with a
+:class:`~codec.WireWriter` into one reusable buffer (descriptors and interned
+data as nested messages whose lengths are back-patched, slice events from
+prepared heads, below) and hands the buffer to the file whenever it holds
+``chunk_size`` bytes, then clears it: a capture of any length is exported in
+the memory of one frame's columns and one chunk. The messages and field
+numbers are those of Perfetto's public protos; ``perfetto_trace.proto`` in
+this package is the subset written here, and the tests parse the output with
+classes built from it.
+
+The trace is one packet sequence (one ``trusted_packet_sequence_id``). Its
+first packet says ``SEQ_INCREMENTAL_STATE_CLEARED``; every packet that refers
+to interned data says ``SEQ_NEEDS_INCREMENTAL_STATE``. Event names, source
+locations (file, function, line) and debug annotation names are interned by
+content under iids from 1 that are never redefined, in an ``interned_data``
+packet written before the first frame that refers to them, so names that
+recur across the sessions of a capture are still sent once.
+
+Each producer session becomes a process track (``ProcessDescriptor``, named
+after the producer), each profiler track a track of that process: a thread
+track (``ThreadDescriptor``) for a CPU thread with an OS thread id, a named
+child track otherwise (asyncio lanes, GPU queues, a thread id seen twice),
+and a ``frames`` track holds a slice per frame, with its scope count as a
+debug annotation. A track's scopes arrive in pre-order with start and
+duration; walking them with a stack of open end times yields the
+``TYPE_SLICE_BEGIN``/``TYPE_SLICE_END`` events in time order, so every
+slice nests as in the profile. Times are the profiler's nanoseconds, as
+absolute packet timestamps on the trace's default clock.
+
+A slice event differs from every other event of its track and scope only in
+its timestamp, so its packet is written as a head, encoded once per track,
+scope and size of the timestamp's varint (the packet's tag and length, its
+sequence id, track event and flags) and copied in with
+:meth:`~codec.WireWriter.raw`, then the timestamp, last: two writes and no
+object per packet, where a nested message would cost a back-patched region.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Generic, Protocol, TypeVar
+
+import numpy
+import numpy.typing as npt
+
+from codec import varint
+from codec.errors import EncodeError
+from codec.profiler.model import Frame, Registry, ScopeDef, TrackDef, TrackKind, TrackScopes
+from codec.profiler.stream import Session, read_capture
+from codec.wire import LEN, WireWriter
+
+__all__ = [
+    "SEQ_INCREMENTAL_STATE_CLEARED",
+    "SEQ_NEEDS_INCREMENTAL_STATE",
+    "TYPE_SLICE_BEGIN",
+    "TYPE_SLICE_END",
+    "PerfettoStats",
+    "PerfettoWriter",
+    "write_perfetto_capture",
+    "write_perfetto_trace",
+]
+
+# Trace (protos/perfetto/trace/trace.proto)
+_TRACE_PACKET = 1
+
+# TracePacket (protos/perfetto/trace/trace_packet.proto)
+_PACKET_TIMESTAMP = 8
+_PACKET_SEQUENCE_ID = 10  # trusted_packet_sequence_id
+_PACKET_TRACK_EVENT = 11
+_PACKET_INTERNED_DATA = 12
+_PACKET_SEQUENCE_FLAGS = 13
+_PACKET_TRACK_DESCRIPTOR = 60
+_PACKET_FIRST_ON_SEQUENCE = 87  # first_packet_on_sequence
+
+# TracePacket.SequenceFlags
+SEQ_INCREMENTAL_STATE_CLEARED = 1
+SEQ_NEEDS_INCREMENTAL_STATE = 2
+
+# TrackEvent (protos/perfetto/trace/track_event/track_event.proto)
+_EVENT_DEBUG_ANNOTATIONS = 4
+_EVENT_TYPE = 9
+_EVENT_NAME_IID = 10
+_EVENT_TRACK_UUID = 11
+_EVENT_NAME = 23
+_EVENT_SOURCE_LOCATION_IID = 34
+
+# TrackEvent.Type
+TYPE_SLICE_BEGIN = 1
+TYPE_SLICE_END = 2
+
+# InternedData (protos/perfetto/trace/interned_data/interned_data.proto)
+_INTERNED_EVENT_NAMES = 2
+_INTERNED_DEBUG_ANNOTATION_NAMES = 3
+_INTERNED_SOURCE_LOCATIONS = 4
+
+# SourceLocation (protos/perfetto/trace/track_event/source_location.proto)
+_LOCATION_IID = 1
+_LOCATION_FILE = 2
+_LOCATION_FUNCTION = 3
+_LOCATION_LINE = 4
+
+# DebugAnnotation (protos/perfetto/trace/track_event/debug_annotation.proto)
+_ANNOTATION_NAME_IID = 1
+_ANNOTATION_UINT_VALUE = 3
+
+# TrackDescriptor, ProcessDescriptor, ThreadDescriptor (protos/perfetto/trace/track_event/)
+_TRACK_UUID = 1
+_TRACK_NAME = 2
+_TRACK_PROCESS = 3
+_TRACK_THREAD = 4
+_TRACK_PARENT_UUID = 5
+_PROCESS_PID = 1
+_PROCESS_NAME = 6
+_THREAD_PID = 1
+_THREAD_TID = 2
+_THREAD_NAME = 5
+
+# Field 1 of Trace, length-delimited: the first byte of every packet.
+_PACKET_TAG = bytes([_TRACE_PACKET << 3 | LEN])
+# A timestamp is an int64 that is not negative: at most 9 bytes as a varint, which takes
+# one byte more for every one of these it reaches.
+_MAX_TIMESTAMP_BYTES = 9
+_VARINT_STEPS = numpy.array([1 << 7 * n for n in range(1, _MAX_TIMESTAMP_BYTES)], dtype=numpy.int64)
+
+# ThreadDescriptor.tid is an int32: a larger OS thread id names a child track instead.
+_MAX_TID = 2**31 - 1
+# Bytes gathered before a write to the file: large enough to amortise the system call.
+DEFAULT_CHUNK_SIZE = 1 << 20
+
+_Key = TypeVar("_Key")
+
+_FRAMES_TRACK_NAME = "frames"
+_SCOPES_ANNOTATION = "scopes"
+
+
+class BinaryOutput(Protocol):
+    """What :class:`PerfettoWriter` writes to: a binary file, or anything with ``write``."""
+
+    def write(self, data: memoryview, /) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PerfettoStats:
+    """What an export wrote: packets, slices (scopes and frames) and bytes."""
+
+    packets: int
+    slices: int
+    bytes_written: int
+
+
+@dataclass(slots=True)
+class _Track:
+    """A profiler track as a Perfetto track, with the packet heads of its events."""
+
+    uuid: int
+    end_heads: tuple[bytes, ...]  # an END packet up to its timestamp (see _heads)
+    begin_heads: dict[int, tuple[bytes, ...]] = field(default_factory=dict)  # by scope id
+
+
+@dataclass(slots=True)
+class _Process:
+    """A producer session as a Perfetto process, and the tracks it has so far."""
+
+    uuid: int
+    pid: int
+    frames_uuid: int
+    tracks: dict[int, _Track] = field(default_factory=dict)  # track ref -> track
+    tids: set[int] = field(default_factory=set)
+
+
+class PerfettoWriter:
+    """Writes profiler frames to a binary file as a Perfetto trace, a chunk at a time.
+
+    ``with PerfettoWriter(file) as trace: trace.add_frame(frame, registry)``;
+    leaving the block (or :meth:`close`) writes what is still buffered. The
+    writer never closes ``file``. ``sequence_id`` is the trace's
+    ``trusted_packet_sequence_id``; ``chunk_size`` how many bytes gather
+    before a write to the file. :meth:`add_frame` raises
+    :class:`~codec.profiler.StreamError` for a scope or track the registry
+    does not define, and :class:`~codec.EncodeError` for a negative time.
+    """
+
+    def __init__(
+        self,
+        file: BinaryOutput,
+        *,
+        sequence_id: int = 1,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+    ) -> None:
+        if not 0 < sequence_id < 2**32:
+            raise ValueError(f"sequence_id must be in [1, 2**32), got {sequence_id}")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        self._file = file
+        self._sequence_id = sequence_id
+        self._chunk_size = chunk_size
+        self._writer = WireWriter()
+        self._scratch = WireWriter()  # packet heads are encoded here, then kept as bytes
+        self._processes: dict[int | None, _Process] = {}  # by session id (None: no session)
+        self._next_uuid = 1
+        self._names = _Interned[str]()
+        self._annotation_names = _Interned[str]()
+        self._locations = _Interned[tuple[str, str, int]]()  # (file, function, line)
+        self.packets = 0
+        self.slices = 0  # one per scope and one per frame
+        self.bytes_written = 0  # what has reached the file
+
+    def stats(self) -> PerfettoStats:
+        """Packets and slices written so far, and the bytes that reached the file."""
+        return PerfettoStats(self.packets, self.slices, self.bytes_written)
+
+    def __enter__(self) -> PerfettoWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Write what is buffered to the file (the file stays open)."""
+        buffer = self._writer.buffer
+        if len(buffer):
+            with buffer.getbuffer() as view:
+                self._file.write(view)
+                self.bytes_written += len(view)
+            buffer.clear()
+
+    def add_frame(self, frame: Frame, registry: Registry, session: Session | None = None) -> None:
+        """Write ``frame``'s scopes as slices, and the frame itself on the ``frames`` track.
+
+        ``registry`` defines the frame's scope and track ids. ``session`` is
+        the producer session the frame belongs to: each one becomes a process
+        of its own, so the runs of a restarted producer stay apart (frames
+        without a session share one process, "codec profiler").
+        """
+        process = self._process(session)
+        tracks = [
+            (self._track(process, registry.track(scopes.track_ref)), scopes)
+            for scopes in frame.tracks
+            if len(scopes)
+        ]
+        for track, scopes in tracks:
+            earliest = int(numpy.min(scopes.start_ns))
+            if earliest < 0:  # checked before any slice: the frame is written whole or not
+                raise EncodeError(f"track {scopes.track_ref}: a scope starts at {earliest} ns")
+            for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_heads.keys()):
+                track.begin_heads[scope_id] = self._begin_heads(track, registry.scope(scope_id))
+        scopes_iid = self._annotation_names.iid(_SCOPES_ANNOTATION)
+        self._write_interned()
+        self._frame_slice(process, frame, scopes_iid)
+        for track, scopes in tracks:
+            self._scope_slices(track, scopes)
+        if len(self._writer.buffer) >= self._chunk_size:
+            self.close()
+
+    # --- tracks ---------------------------------------------------------------------------
+
+    def _uuid(self) -> int:
+        uuid = self._next_uuid
+        self._next_uuid += 1
+        return uuid
+
+    def _process(self, session: Session | None) -> _Process:
+        key = None if session is None else session.session_id
+        process = self._processes.get(key)
+        if process is not None:
+            return process
+        process = _Process(self._uuid(), len(self._processes) + 1, self._uuid())
+        self._processes[key] = process
+        name = (session.producer_name if session is not None else "") or "codec profiler"
+        with self._descriptor(process.uuid, name) as packet, packet.message(_TRACK_PROCESS):
+            packet.int32(_PROCESS_PID, process.pid)
+            packet.string(_PROCESS_NAME, name)
+        self._child_track(process.frames_uuid, _FRAMES_TRACK_NAME, process)
+        return process
+
+    def _track(self, process: _Process, definition: TrackDef) -> _Track:
+        track = process.tracks.get(definition.track_ref)
+        if track is not None:
+            return track
+        uuid = self._uuid()
+        track = _Track(uuid, self._heads(TYPE_SLICE_END, uuid))
+        process.tracks[definition.track_ref] = track
+        name = definition.name or f"track {definition.track_ref}"
+        tid = definition.os_thread_id
+        if (
+            definition.kind != TrackKind.CPU_THREAD
+            or not 0 < tid <= _MAX_TID
+            or tid in process.tids
+        ):
+            self._child_track(track.uuid, name, process)
+            return track
+        process.tids.add(tid)
+        with self._descriptor(track.uuid, name) as packet, packet.message(_TRACK_THREAD):
+            packet.int32(_THREAD_PID, process.pid)
+            packet.int32(_THREAD_TID, tid)
+            packet.string(_THREAD_NAME, name)
+        return track
+
+    def _child_track(self, uuid: int, name: str, process: _Process) -> None:
+        """A named track of ``process`` that is not one of its threads."""
+        with self._descriptor(uuid, name) as packet:
+            packet.uint64(_TRACK_PARENT_UUID, process.uuid)
+
+    @contextmanager
+    def _descriptor(self, uuid: int, name: str) -> Iterator[WireWriter]:
+        """A packet of one ``TrackDescriptor``: its uuid and name, then the block's fields."""
+        packet = self._packet(needs_state=False)
+        with packet as writer, writer.message(_PACKET_TRACK_DESCRIPTOR):
+            writer.uint64(_TRACK_UUID, uuid)
+            writer.string(_TRACK_NAME, name)
+            yield writer
+
+    # --- interning ------------------------------------------------------------------------
+
+    def _location_iid(self, scope: ScopeDef) -> int:
+        """The iid of the scope's source location; 0 (none) for a scope without a file."""
+        return self._locations.iid((scope.file, scope.function, scope.line)) if scope.file else 0
+
+    def _write_interned(self) -> None:
+        """One packet of the entries interned since the last one, if there are any."""
+        names = self._names.take_new()
+        annotation_names = self._annotation_names.take_new()
+        locations = self._locations.take_new()
+        if not (names or annotation_names or locations):
+            return
+        with self._packet() as packet, packet.message(_PACKET_INTERNED_DATA):
+            for table, entries in (
+                (_INTERNED_EVENT_NAMES, names),
+                (_INTERNED_DEBUG_ANNOTATION_NAMES, annotation_names),
+            ):
+                for iid, name in entries:
+                    with packet.message(table):  # EventName, DebugAnnotationName
+                        packet.uint64(1, iid)
+                        packet.string(2, name)
+            for iid, (file, function, line) in locations:
+                with packet.message(_INTERNED_SOURCE_LOCATIONS):
+                    packet.uint64(_LOCATION_IID, iid)
+                    packet.string(_LOCATION_FILE, file)
+                    if function:
+                        packet.string(_LOCATION_FUNCTION, function)
+                    if line:
+                        packet.uint32(_LOCATION_LINE, line)
+
+    # --- packets --------------------------------------------------------------------------
+
+    @contextmanager
+    def _packet(self, *, needs_state: bool = True) -> Iterator[WireWriter]:
+        """A packet of the sequence, with its sequence id and flags after the body.
+
+        The trace's first packet clears the incremental state; a packet that
+        refers to interned data (``needs_state``) needs it.
+        """
+        writer = self._writer
+        with writer.message(_TRACE_PACKET):
+            yield writer
+            writer.uint32(_PACKET_SEQUENCE_ID, self._sequence_id)
+            if self.packets == 0:
+                writer.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED)
+                writer.bool(_PACKET_FIRST_ON_SEQUENCE, True)
+            elif needs_state:
+                writer.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
+        self.packets += 1
+
+    def _heads(
+        self, event_type: int, track_uuid: int, name_iid: int = 0, location: int = 0
+    ) -> tuple[bytes, ...]:
+        """A slice event's packet up to its timestamp, for each size of the timestamp's varint.
+
+        The head is field 1 of ``Trace`` and the packet's length, then its
+        sequence id, track event and flags; the timestamp (field 8) follows
+        it, last in the packet. Item ``n`` is for a varint of ``n + 1``
+        bytes.
+        """
+        scratch = self._scratch
+        scratch.uint32(_PACKET_SEQUENCE_ID, self._sequence_id)
+        with scratch.message(_PACKET_TRACK_EVENT):
+            scratch.enum(_EVENT_TYPE, event_type)
+            if name_iid:
+                scratch.uint64(_EVENT_NAME_IID, name_iid)
+            scratch.uint64(_EVENT_TRACK_UUID, track_uuid)
+            if location:
+                scratch.uint64(_EVENT_SOURCE_LOCATION_IID, location)
+        scratch.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
+        with scratch.buffer.getbuffer() as view:
+            body = bytes(view)
+        scratch.buffer.clear()
+        return tuple(
+            _PACKET_TAG + varint.encode(len(body) + 1 + size) + body  # 1: the timestamp's tag
+            for size in range(1, _MAX_TIMESTAMP_BYTES + 1)
+        )
+
+    def _begin_heads(self, track: _Track, scope: ScopeDef) -> tuple[bytes, ...]:
+        name_iid = self._names.iid(scope.name)
+        return self._heads(TYPE_SLICE_BEGIN, track.uuid, name_iid, self._location_iid(scope))
+
+    def _frame_slice(self, process: _Process, frame: Frame, scopes_iid: int) -> None:
+        """The frame as a slice of the process's ``frames`` track, with its scope count."""
+        with self._packet() as packet:
+            packet.uint64(_PACKET_TIMESTAMP, frame.start_ns)
+            with packet.message(_PACKET_TRACK_EVENT):
+                with packet.message(_EVENT_DEBUG_ANNOTATIONS):
+                    packet.uint64(_ANNOTATION_NAME_IID, scopes_iid)
+                    packet.uint64(_ANNOTATION_UINT_VALUE, frame.num_scopes)
+                packet.enum(_EVENT_TYPE, TYPE_SLICE_BEGIN)
+                packet.uint64(_EVENT_TRACK_UUID, process.frames_uuid)
+                packet.string(_EVENT_NAME, f"frame {frame.index}")
+        with self._packet() as packet:
+            packet.uint64(_PACKET_TIMESTAMP, frame.start_ns + frame.duration_ns)
+            with packet.message(_PACKET_TRACK_EVENT):
+                packet.enum(_EVENT_TYPE, TYPE_SLICE_END)
+                packet.uint64(_EVENT_TRACK_UUID, process.frames_uuid)
+        self.slices += 1
+
+    def _scope_slices(self, track: _Track, scopes: TrackScopes) -> None:
+        """One track's scopes of a frame as BEGIN and END events, in time order.
+
+        In pre-order a scope begins after every scope still open at its depth
+        or deeper has ended, so a stack of open end times gives the order.
+        Each event is its head, chosen by the size of its timestamp's varint,
+        then the timestamp.
+        """
+        starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)  # not negative: add_frame
+        ends = starts + numpy.asarray(scopes.duration_ns, dtype=numpy.int64)
+        writer = self._writer
+        raw, timestamp = writer.raw, writer.uint64
+        begin_heads, end_heads = track.begin_heads, track.end_heads
+        open_ends: list[tuple[int, int]] = []  # end time and its varint size - 1
+        for scope_id, start, start_size, end, end_size, depth in zip(
+            scopes.scope_id.tolist(),
+            starts.tolist(),
+            _varint_sizes(starts),
+            ends.tolist(),
+            _varint_sizes(ends),
+            scopes.depth.tolist(),
+            strict=True,
+        ):
+            while len(open_ends) > depth:
+                end_ns, size = open_ends.pop()
+                raw(end_heads[size])
+                timestamp(_PACKET_TIMESTAMP, end_ns)
+            raw(begin_heads[scope_id][start_size])
+            timestamp(_PACKET_TIMESTAMP, start)
+            open_ends.append((end, end_size))
+        while open_ends:
+            end_ns, size = open_ends.pop()
+            raw(end_heads[size])
+            timestamp(_PACKET_TIMESTAMP, end_ns)
+        count = len(scopes)
+        self.packets += 2 * count
+        self.slices += count
+
+
+def _varint_sizes(values: npt.NDArray[numpy.int64]) -> list[int]:
+    """The bytes of each value's varint, minus one (values are not negative)."""
+    return numpy.searchsorted(_VARINT_STEPS, values, side="right").tolist()  # type: ignore[no-any-return]
+
+
+class _Interned(Generic[_Key]):
+    """One interning index: values under iids from 1, and the entries not yet written."""
+
+    __slots__ = ("_iids", "_new")
+
+    def __init__(self) -> None:
+        self._iids: dict[_Key, int] = {}
+        self._new: list[tuple[int, _Key]] = []
+
+    def iid(self, value: _Key) -> int:
+        """The iid of ``value``, interned now if it is new."""
+        iid = self._iids.get(value)
+        if iid is None:
+            iid = self._iids[value] = len(self._iids) + 1
+            self._new.append((iid, value))
+        return iid
+
+    def take_new(self) -> list[tuple[int, _Key]]:
+        """The entries interned since the last call, in iid order."""
+        new, self._new = self._new, []
+        return new
+
+
+def write_perfetto_trace(
+    frames: Iterable[Frame],
+    registry: Registry,
+    path_or_file: str | os.PathLike[str] | BinaryOutput,
+    *,
+    session: Session | None = None,
+) -> PerfettoStats:
+    """Write ``frames`` as a Perfetto trace to a path or an open binary file.
+
+    ``frames`` may be any iterable, a generator included: frames are written
+    as they come, a chunk at a time, so the export holds one frame at once.
+    Returns what was written. Errors as :meth:`PerfettoWriter.add_frame`.
+    """
+    if isinstance(path_or_file, str | os.PathLike):
+        with open(path_or_file, "wb") as file:
+            return write_perfetto_trace(frames, registry, file, session=session)
+    with PerfettoWriter(path_or_file) as trace:
+        for frame in frames:
+            trace.add_frame(frame, registry, session)
+    return trace.stats()
+
+
+def write_perfetto_capture(
+    data: bytes, path_or_file: str | os.PathLike[str] | BinaryOutput
+) -> PerfettoStats:
+    """Every frame of a recorded capture as a Perfetto trace, each session a process.
+
+    The capture is read with :func:`~codec.profiler.read_capture`: from its
+    first whole keyframe, resuming at the next keyframe after a damaged
+    packet, so a cut file exports the frames it holds. Frames are written as
+    they are read.
+    """
+    if isinstance(path_or_file, str | os.PathLike):
+        with open(path_or_file, "wb") as file:
+            return write_perfetto_capture(data, file)
+    with PerfettoWriter(path_or_file) as trace:
+        for receiver, item in read_capture(data):
+            if isinstance(item, Frame):
+                trace.add_frame(item, receiver.registry, receiver.session)
+    return trace.stats()

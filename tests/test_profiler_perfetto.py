@@ -1,0 +1,516 @@
+"""Tests of the Perfetto export in :mod:`codec.profiler.perfetto`.
+
+The exported bytes are parsed by upb with classes built from the
+``perfetto_trace.proto`` the package ships (so the hand-written field numbers
+and that file cannot drift apart), then read back the way Perfetto's trace
+processor reads them: packets in file order, interned entries applied per
+sequence, ``TYPE_SLICE_BEGIN``/``TYPE_SLICE_END`` paired per track with a
+stack. What is checked:
+
+* every scope of the frames is one slice on its track, with its name, source
+  location, begin and end times and parent; every frame is a slice of the
+  ``frames`` track; events of a track are in time order;
+* the sequence rules: one ``trusted_packet_sequence_id``, the first packet
+  clears the incremental state, every packet that uses it says it needs it,
+  every iid is defined before its first use and never defined twice;
+* tracks: a process per session, a thread track per CPU thread with an OS
+  thread id, named child tracks for the rest;
+* a capture cut at both ends exports the frames it holds; a long export
+  writes in chunks and its peak memory does not grow with its length;
+* bad input raises the library's errors.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.resources
+import io
+import itertools
+import os
+import tracemalloc
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("grpc_tools", reason="the shipped .proto is compiled with grpcio-tools")
+
+from schemas import pb2_module
+
+from codec import EncodeError, FrameEncoder
+from codec.profiler import (
+    Frame,
+    PacketWriter,
+    PerfettoStats,
+    PerfettoWriter,
+    Registry,
+    ScopeKind,
+    Session,
+    StreamError,
+    TrackKind,
+    TrackScopes,
+    read_capture,
+    write_perfetto_capture,
+    write_perfetto_trace,
+)
+from codec.profiler.perfetto import (
+    SEQ_INCREMENTAL_STATE_CLEARED,
+    SEQ_NEEDS_INCREMENTAL_STATE,
+    TYPE_SLICE_BEGIN,
+    TYPE_SLICE_END,
+)
+
+PROTO = Path(str(importlib.resources.files("codec.profiler") / "perfetto_trace.proto"))
+perfetto_pb2 = pb2_module(PROTO)
+
+T0 = 1_700_000_000_000_000_000
+
+
+# --- frames ------------------------------------------------------------------------------
+
+
+def nested_track(track_ref: int, ids: Sequence[int], depths: Sequence[int], start: int,
+                 gaps: Sequence[int]) -> TrackScopes:  # fmt: skip
+    """A track whose scopes nest as ``depths`` says, ``gaps`` (cycled) ns between events."""
+    starts = [0] * len(depths)
+    ends = [0] * len(depths)
+    open_rows: list[int] = []
+    now = start
+    steps = itertools.cycle(gaps)
+
+    def close() -> None:
+        nonlocal now
+        now += next(steps)
+        ends[open_rows.pop()] = now
+
+    for row, depth in enumerate(depths):
+        while len(open_rows) > depth:
+            close()
+        now += next(steps)
+        starts[row] = now
+        open_rows.append(row)
+    while open_rows:
+        close()
+    return TrackScopes(
+        track_ref,
+        np.array(ids, dtype=np.uint32),
+        np.array(starts, dtype=np.int64),
+        np.array(ends, dtype=np.int64) - np.array(starts, dtype=np.int64),
+        np.array(depths, dtype=np.uint8),
+    )
+
+
+def make_frame(index: int, tracks: Sequence[TrackScopes], empty_start: int = T0) -> Frame:
+    """A frame from its earliest start to its latest end (at ``empty_start`` if empty)."""
+    kept = [t for t in tracks if len(t)]
+    start = min((int(t.start_ns[0]) for t in kept), default=empty_start)
+    end = max((int((t.start_ns + t.duration_ns).max()) for t in kept), default=start)
+    return Frame(index, start, end - start, tuple(tracks))
+
+
+def sample_registry() -> Registry:
+    registry = Registry()
+    registry.add_scope("frame", ScopeKind.NAMED, "", "game/loop.py", 12)
+    registry.add_scope("update", ScopeKind.FUNCTION, "Game.update", "game/loop.py", 20)
+    registry.add_scope('draw <mesh> & "quote" é', ScopeKind.FUNCTION, "draw", "game/render.py", 0)
+    registry.add_scope("no location")
+    registry.add_scope("frame", ScopeKind.NAMED, "", "game/other.py", 7)  # a name used twice
+    registry.add_track("main", TrackKind.CPU_THREAD, 4242)
+    registry.add_track("worker", TrackKind.CPU_THREAD, 4243)
+    registry.add_track("main tasks 1", TrackKind.ASYNC, 4242)
+    registry.add_track("gpu", TrackKind.GPU_QUEUE)
+    registry.add_track("main again", TrackKind.CPU_THREAD, 4242)  # a thread id reused
+    return registry
+
+
+def pre_order(raw: list[int]) -> list[int]:
+    """Clamp any list into a valid pre-order: first 0, each step up by at most 1."""
+    depths: list[int] = []
+    for value in raw:
+        depths.append(min(value, depths[-1] + 1 if depths else 0))
+    return depths
+
+
+pre_orders = st.lists(st.integers(0, 4), max_size=40).map(pre_order)
+
+
+@st.composite
+def frames_of(draw: Any, registry: Registry) -> list[Frame]:
+    """Up to 4 frames of nested scopes on random tracks of ``registry``, times ascending."""
+    frames = []
+    now = T0
+    for index in range(1, draw(st.integers(1, 4)) + 1):
+        tracks = []
+        refs = draw(st.lists(st.integers(1, len(registry.tracks)), unique=True, max_size=4))
+        for ref in refs:
+            depths = draw(pre_orders)
+            ids = draw(st.lists(st.integers(1, len(registry.scopes)), min_size=len(depths),
+                                max_size=len(depths)))  # fmt: skip
+            gaps = draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=8))
+            tracks.append(nested_track(ref, ids, depths, now, gaps))
+        frame = make_frame(index, tracks, now)
+        frames.append(frame)
+        now = frame.start_ns + frame.duration_ns + 1
+    return frames
+
+
+# --- reading a trace back as Perfetto does ---------------------------------------------------
+
+
+@dataclass
+class Slice:
+    name: str
+    begin: int
+    end: int
+    depth: int
+    location: tuple[str, str, int] | None
+    annotations: dict[str, int]
+
+
+@dataclass
+class Trace:
+    packets: list[Any]
+    tracks: dict[int, Any]  # uuid -> TrackDescriptor
+    slices: dict[int, list[Slice]]  # track uuid -> slices in BEGIN order (pre-order)
+
+    def track_named(self, name: str) -> int:
+        (uuid,) = [u for u, t in self.tracks.items() if t.name == name]
+        return uuid
+
+
+def read_trace(data: bytes) -> Trace:
+    """Parse ``data`` with upb and replay it, checking the sequence and interning rules."""
+    packets = list(perfetto_pb2.Trace.FromString(data).packet)
+    names: dict[int, str] = {}
+    annotation_names: dict[int, str] = {}
+    locations: dict[int, tuple[str, str, int]] = {}
+    tracks: dict[int, Any] = {}
+    open_slices: dict[int, list[Slice]] = {}
+    slices: dict[int, list[Slice]] = {}
+    last_time: dict[int, int] = {}
+    for number, packet in enumerate(packets):
+        assert packet.trusted_packet_sequence_id == 1
+        if number == 0:
+            assert packet.sequence_flags == SEQ_INCREMENTAL_STATE_CLEARED
+            assert packet.first_packet_on_sequence
+        else:
+            assert not packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED
+        interned = packet.interned_data
+        for table, entries, value in (
+            (names, interned.event_names, lambda e: e.name),
+            (annotation_names, interned.debug_annotation_names, lambda e: e.name),
+            (locations, interned.source_locations,
+             lambda e: (e.file_name, e.function_name, e.line_number)),
+        ):  # fmt: skip
+            for entry in entries:
+                assert entry.iid > 0, "iid 0 is invalid"
+                assert entry.iid not in table, f"iid {entry.iid} defined twice"
+                table[entry.iid] = value(entry)
+        if packet.HasField("interned_data") or packet.HasField("track_event"):
+            assert packet.sequence_flags == SEQ_NEEDS_INCREMENTAL_STATE or number == 0
+        if packet.HasField("track_descriptor"):
+            descriptor = packet.track_descriptor
+            assert descriptor.uuid not in tracks
+            if descriptor.HasField("parent_uuid"):
+                assert descriptor.parent_uuid in tracks, "a parent is described first"
+            tracks[descriptor.uuid] = descriptor
+        if not packet.HasField("track_event"):
+            continue
+        event = packet.track_event
+        assert event.track_uuid in tracks, "a track is described before its events"
+        assert packet.timestamp >= last_time.get(event.track_uuid, 0), "events in time order"
+        last_time[event.track_uuid] = packet.timestamp
+        stack = open_slices.setdefault(event.track_uuid, [])
+        if event.type == TYPE_SLICE_BEGIN:
+            if event.HasField("name_iid"):
+                assert event.name_iid in names, "a name is interned before its use"
+                name = names[event.name_iid]
+            else:
+                name = event.name
+            location = None
+            if event.HasField("source_location_iid"):
+                assert event.source_location_iid in locations
+                location = locations[event.source_location_iid]
+            annotations = {}
+            for annotation in event.debug_annotations:
+                assert annotation.name_iid in annotation_names
+                annotations[annotation_names[annotation.name_iid]] = annotation.uint_value
+            opened = Slice(name, packet.timestamp, -1, len(stack), location, annotations)
+            slices.setdefault(event.track_uuid, []).append(opened)
+            stack.append(opened)
+        else:
+            assert event.type == TYPE_SLICE_END
+            assert stack, "an END without a BEGIN"
+            stack.pop().end = packet.timestamp
+    assert not any(open_slices.values()), "every slice is closed"
+    return Trace(packets, tracks, slices)
+
+
+def expected_slices(
+    frames: Sequence[Frame], registry: Registry, track_ref: int
+) -> list[tuple[str, int, int, int, tuple[str, str, int] | None]]:
+    rows = []
+    for frame in frames:
+        for track in frame.tracks:
+            if track.track_ref != track_ref:
+                continue
+            for scope_id, start, duration, depth in zip(
+                track.scope_id.tolist(), track.start_ns.tolist(), track.duration_ns.tolist(),
+                track.depth.tolist(), strict=True,
+            ):  # fmt: skip
+                scope = registry.scope(scope_id)
+                location = (scope.file, scope.function, scope.line) if scope.file else None
+                rows.append((scope.name, start, start + duration, depth, location))
+    return rows
+
+
+def exported(frames: Sequence[Frame], registry: Registry, **options: Any) -> bytes:
+    out = io.BytesIO()
+    with PerfettoWriter(out, **options) as trace:
+        for frame in frames:
+            trace.add_frame(frame, registry)
+    return out.getvalue()
+
+
+# --- slices, frames and tracks ----------------------------------------------------------------
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_every_scope_is_a_slice_with_its_name_location_times_and_nesting(data: Any) -> None:
+    registry = sample_registry()
+    frames = data.draw(frames_of(registry))
+    trace = read_trace(exported(frames, registry))
+    uuids = {}
+    for ref, definition in enumerate(registry.tracks, 1):
+        matching = [u for u, t in trace.tracks.items() if t.name == definition.name]
+        uuids[ref] = matching[0] if matching else None
+    for ref in range(1, len(registry.tracks) + 1):
+        want = expected_slices(frames, registry, ref)
+        got = [
+            (s.name, s.begin, s.end, s.depth, s.location) for s in trace.slices.get(uuids[ref], [])
+        ]
+        assert got == want, registry.track(ref).name
+    frame_slices = trace.slices.get(trace.track_named("frames"), [])
+    assert [(s.name, s.begin, s.end, s.annotations) for s in frame_slices] == [
+        (f"frame {f.index}", f.start_ns, f.start_ns + f.duration_ns, {"scopes": f.num_scopes})
+        for f in frames
+    ]
+
+
+def test_tracks_are_a_process_with_its_threads_and_named_child_tracks() -> None:
+    registry = sample_registry()
+    frames = [make_frame(1, [nested_track(ref, [1, 2], [0, 1], T0, [5]) for ref in range(1, 6)])]
+    trace = read_trace(exported(frames, registry))
+    by_name = {t.name: t for t in trace.tracks.values()}
+    process = by_name["codec profiler"]
+    assert process.process.pid == 1 and process.process.process_name == "codec profiler"
+    for name, tid in (("main", 4242), ("worker", 4243)):
+        thread = by_name[name].thread
+        assert (thread.pid, thread.tid, thread.thread_name) == (1, tid, name)
+        assert not by_name[name].HasField("parent_uuid")
+    # An asyncio lane, a GPU queue and a second track of thread 4242: tracks of the process.
+    for name in ("main tasks 1", "gpu", "main again", "frames"):
+        assert not by_name[name].HasField("thread")
+        assert by_name[name].parent_uuid == process.uuid
+    assert len(trace.tracks) == 7
+
+
+def test_names_and_locations_are_interned_once_and_used_by_iid() -> None:
+    registry = sample_registry()
+    frames = [  # the same scopes, three times
+        make_frame(i, [nested_track(1, [1, 2, 5, 3, 4, 1], [0, 1, 2, 0, 1, 0], T0 + i * 100, [3])])
+        for i in range(1, 4)
+    ]
+    trace = read_trace(exported(frames, registry))
+    interned = [p.interned_data for p in trace.packets if p.HasField("interned_data")]
+    assert len(interned) == 1  # the later frames need nothing new
+    assert sorted(e.name for e in interned[0].event_names) == sorted(
+        ["frame", "update", 'draw <mesh> & "quote" é', "no location"]
+    )  # "frame" once, though two scopes carry it
+    assert [
+        (e.file_name, e.function_name, e.line_number) for e in interned[0].source_locations
+    ] == [
+        ("game/loop.py", "", 12),
+        ("game/loop.py", "Game.update", 20),
+        ("game/render.py", "draw", 0),
+        ("game/other.py", "", 7),
+    ]  # in scope id order
+    events = [p.track_event for p in trace.packets if p.HasField("track_event")]
+    assert all(not e.HasField("name") for e in events if e.track_uuid != 2)  # never the string
+    assert sum(e.type == TYPE_SLICE_BEGIN for e in events) == 3 * (6 + 1)
+
+
+def test_sessions_of_a_capture_are_processes_and_share_interned_names() -> None:
+    registry = sample_registry()
+    out = FrameEncoder()
+    for producer in ("first run", "second run"):
+        writer = PacketWriter(Session.new(producer))
+        writer.keyframe(out, registry)
+        frame = make_frame(1, [nested_track(1, [1, 2], [0, 1], T0, [10])])
+        writer.frame(out, 1, frame.start_ns, frame.duration_ns, frame.tracks, frame.num_scopes)
+    file = io.BytesIO()
+    stats = write_perfetto_capture(bytes(out.getbuffer()), file)
+    trace = read_trace(file.getvalue())
+    processes = [t for t in trace.tracks.values() if t.HasField("process")]
+    assert [(p.name, p.process.pid) for p in processes] == [("first run", 1), ("second run", 2)]
+    mains = [u for u, t in trace.tracks.items() if t.name == "main"]
+    assert len(mains) == 2 and all(len(trace.slices[u]) == 2 for u in mains)
+    assert stats.slices == 2 * (2 + 1) and stats.bytes_written == len(file.getvalue())
+
+
+def test_a_cut_capture_exports_the_frames_it_holds(tmp_path: Path) -> None:
+    registry = sample_registry()
+    writer = PacketWriter(Session.new("cut"))
+    out = FrameEncoder()
+    frames = []
+    for index in range(1, 31):
+        if index % 10 == 1:
+            writer.keyframe(out, registry)
+        frame = make_frame(index, [nested_track(1, [1, 2, 3], [0, 1, 1], T0 + index * 10**6, [7])])
+        frames.append(frame)
+        writer.frame(out, index, frame.start_ns, frame.duration_ns, frame.tracks, frame.num_scopes)
+    data = bytes(out.getbuffer())
+    cut = data[5 : len(data) - 3]  # inside the first keyframe, inside the last frame
+    held = [item for _, item in read_capture(cut) if isinstance(item, Frame)]
+    assert 0 < len(held) < len(frames)
+    path = tmp_path / "cut.pftrace"
+    stats = write_perfetto_capture(cut, path)
+    trace = read_trace(path.read_bytes())
+    main = trace.track_named("main")
+    assert [(s.name, s.begin, s.end) for s in trace.slices[main]] == [
+        (name, begin, end) for name, begin, end, _, _ in expected_slices(held, registry, 1)
+    ]
+    frame_names = [s.name for s in trace.slices[trace.track_named("frames")]]
+    assert frame_names == [f"frame {f.index}" for f in held]
+    assert stats.slices == 4 * len(held)
+
+
+def test_timestamps_of_every_varint_size_frame_their_packets_right() -> None:
+    registry = sample_registry()
+    edges = sorted({0, 2**63 - 2, *(2 ** (7 * n) + d for n in range(1, 9) for d in (-1, 0))})
+    track = TrackScopes(
+        1,
+        np.ones(len(edges), dtype=np.uint32),
+        np.array(edges, dtype=np.int64),
+        np.array([1] * (len(edges) - 1) + [0], dtype=np.int64),
+        np.zeros(len(edges), dtype=np.uint8),
+    )
+    trace = read_trace(exported([Frame(1, 0, 2**63 - 2, (track,))], registry))
+    got = [(s.begin, s.end) for s in trace.slices[trace.track_named("main")]]
+    assert got == [(t, t + 1) for t in edges[:-1]] + [(edges[-1], edges[-1])]
+
+
+def test_empty_tracks_and_frames_are_written_without_slices() -> None:
+    registry = sample_registry()
+    empty = TrackScopes(1, *(np.zeros(0, dtype=t) for t in ("u4", "i8", "i8", "u1")))
+    trace = read_trace(exported([Frame(1, T0, 0, (empty,)), Frame(2, T0, 5, ())], registry))
+    assert [s.name for s in trace.slices[trace.track_named("frames")]] == ["frame 1", "frame 2"]
+    assert "main" not in {t.name for t in trace.tracks.values()}  # no scopes: no track
+
+
+def test_write_perfetto_trace_writes_the_same_bytes_to_a_path(tmp_path: Path) -> None:
+    registry = sample_registry()
+    frames = list(game_frames(3, registry))
+    stats = write_perfetto_trace(frames, registry, tmp_path / "out.pftrace")
+    written = (tmp_path / "out.pftrace").read_bytes()
+    assert written == exported(frames, registry)
+    assert stats == PerfettoStats(len(read_trace(written).packets), 3 * 201, len(written))
+
+
+# --- streaming ------------------------------------------------------------------------------
+
+
+class Chunks:
+    """A binary file that keeps the size of each write and what was written."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.data = bytearray()
+
+    def write(self, view: memoryview) -> int:
+        self.sizes.append(len(view))
+        self.data += view
+        return len(view)
+
+
+def game_frames(count: int, registry: Registry) -> Iterator[Frame]:
+    """``count`` frames of 200 scopes each, made one at a time."""
+    depths = [0] + [1, 2, 2, 1, 2] * 39 + [1, 1, 1, 1]
+    ids = [1] + [2, 3, 4, 2, 3] * 39 + [2, 2, 2, 2]
+    for index in range(1, count + 1):
+        yield make_frame(index, [nested_track(1, ids, depths, T0 + index * 10**7, [11, 3, 7])])
+
+
+def test_a_long_export_is_written_in_chunks() -> None:
+    registry = sample_registry()
+    file = Chunks()
+    with PerfettoWriter(file, chunk_size=4096) as trace:
+        for frame in game_frames(100, registry):
+            trace.add_frame(frame, registry)
+    assert len(file.sizes) > 10
+    assert max(file.sizes) < 4096 + 20_000  # a chunk, plus at most one frame's packets
+    assert trace.stats().bytes_written == len(file.data)
+    read = read_trace(bytes(file.data))
+    assert len(read.slices[read.track_named("main")]) == 100 * 200
+
+
+def peak_while_exporting(frames: int) -> int:
+    """Peak traced memory while ``frames`` frames of 200 scopes go to a file in 64 KiB chunks."""
+    registry = sample_registry()
+    source = game_frames(frames + 1, registry)
+    with open(os.devnull, "wb") as out, PerfettoWriter(out, chunk_size=64 * 1024) as trace:
+        trace.add_frame(next(source), registry)  # warm-up: imports, caches, packet tails
+        gc.collect()
+        tracemalloc.start()
+        try:
+            for frame in source:
+                trace.add_frame(frame, registry)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+
+def test_peak_memory_does_not_grow_with_the_length_of_the_export() -> None:
+    short = peak_while_exporting(40)  # 8,000 scopes, about 400 KB of trace
+    long = peak_while_exporting(400)  # 80,000 scopes, about 4 MB
+    assert long < short * 1.25 + 16 * 1024, (short, long)
+    assert long < 512 * 1024  # a chunk, a frame's columns and packets: not the trace
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_undefined_scopes_and_tracks_raise_stream_errors() -> None:
+    registry = sample_registry()
+    with pytest.raises(StreamError, match="scope id 99"):
+        exported([make_frame(1, [nested_track(1, [99], [0], T0, [1])])], registry)
+    with pytest.raises(StreamError, match="track 42"):
+        exported([make_frame(1, [nested_track(42, [1], [0], T0, [1])])], registry)
+
+
+def test_a_negative_time_raises_an_encode_error_and_writes_none_of_the_frame() -> None:
+    registry = sample_registry()
+    good = make_frame(1, [nested_track(1, [1], [0], T0, [1])])
+    bad = make_frame(2, [nested_track(1, [1], [0], T0, [1]), nested_track(2, [1], [0], -100, [1])])
+    out = io.BytesIO()
+    with PerfettoWriter(out) as trace:
+        trace.add_frame(good, registry)
+        with pytest.raises(EncodeError, match="track 2: a scope starts at -99 ns"):
+            trace.add_frame(bad, registry)
+    read = read_trace(out.getvalue())
+    assert [s.name for s in read.slices[read.track_named("frames")]] == ["frame 1"]
+    assert len(read.slices[read.track_named("main")]) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("sequence_id", 0), ("sequence_id", 2**32), ("chunk_size", 0)]
+)
+def test_bad_options_raise_value_errors(option: str, value: int) -> None:
+    with pytest.raises(ValueError, match=option):
+        PerfettoWriter(io.BytesIO(), **{option: value})

@@ -18,7 +18,8 @@ from codec._wire cimport (
     INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32, SFIXED64,
     FLOAT, DOUBLE, STRING, BYTES, MESSAGE, GROUP,
     fixed_end, fixed_value_of, length_end, natural_wire_type, read_tag, skip_group, skip_value,
-    stray_end_group, varint_length, varint_value_of,
+    stray_end_group, varint_length, varint_value_of, scalar_bits, integer_bits, integer_of,
+    truth_of, real_of,
 )
 
 ctypedef unsigned char uchar
@@ -58,39 +59,6 @@ cdef extern from "Python.h":
 ctypedef TypeWithVectorcall *type_ptr
 ctypedef PyMemberDescrObject *member_descr_ptr
 
-cdef extern from *:
-    """
-    /* An exact int read in place as a C integer: before 3.12, an int below 2**63 in
-       magnitude (at most three 30-bit digits, so timestamps in nanoseconds too); from
-       3.12, a compact int (|value| < 2**30). 0 for any other int, which takes
-       PyLong_AsLongLongAndOverflow. */
-    static CYTHON_INLINE int codec_small_int(PyObject *number, long long *value) {
-    #if PY_VERSION_HEX >= 0x030C0000
-        if (!PyUnstable_Long_IsCompact((PyLongObject *)number)) return 0;
-        *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)number);
-    #else
-        Py_ssize_t size = Py_SIZE(number);
-        const digit *digits = ((PyLongObject *)number)->ob_digit;
-        unsigned long long magnitude;
-        switch (size < 0 ? -size : size) {
-        case 0: *value = 0; return 1;
-        case 1: magnitude = digits[0]; break;
-        case 2: magnitude = digits[0] | ((unsigned long long)digits[1] << PyLong_SHIFT); break;
-    #if PyLong_SHIFT == 30
-        case 3:
-            if (digits[2] >> 3) return 0;  /* 2**63 or more */
-            magnitude = digits[0] | ((unsigned long long)digits[1] << 30)
-                        | ((unsigned long long)digits[2] << 60);
-            break;
-    #endif
-        default: return 0;
-        }
-        *value = size < 0 ? -(long long)magnitude : (long long)magnitude;
-    #endif
-        return 1;
-    }
-    """
-    bint codec_small_int(object number, long long *value) noexcept
 
 cdef extern from *:
     """
@@ -106,7 +74,6 @@ cdef extern from *:
     """
     # NULL is a lone surrogate: the caller raises its own error.
     const char *_utf8_or_null "codec_utf8"(object text, Py_ssize_t *size) noexcept
-    double PyFloat_AS_DOUBLE(object number) noexcept
 
 cdef extern from "Python.h":
     PyTypeObject *Py_TYPE(object value) noexcept
@@ -236,7 +203,7 @@ cpdef enable_fast_construction(object cls)
 cdef bint _fields_equal(MessagePlan plan, Struct left, Struct right) except -1
 
 cdef class FieldPlan:
-    cdef readonly str name
+    cdef readonly str name, label
     cdef readonly int number, kind, wire_type
     cdef readonly Py_ssize_t slot
     cdef readonly bint repeated, packed, presence, implicit, plain
@@ -253,12 +220,14 @@ cdef class FieldPlan:
     cpdef link(self, MessagePlan message, bint is_map)
 
 cdef class MessagePlan:
-    cdef public str full_name
+    cdef readonly str full_name
     cdef readonly tuple fields_by_slot, fields, numbered
     cdef readonly dict by_number, by_name, oneofs
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls
     cpdef FieldPlan field_numbered(self, Py_ssize_t number)
+    @cython.locals(field=FieldPlan)
+    cpdef rename(self, str full_name)
     @cython.locals(member=FieldPlan, slot=Py_ssize_t)
     cpdef add_oneof(self, str name, tuple slots)
     @cython.locals(bits=Py_ssize_t, field=FieldPlan)
@@ -301,16 +270,6 @@ cdef object _NO_INPUT
 cdef Py_ssize_t _MAX_COUNT
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
-cdef object _out_of_range(FieldPlan field, MessagePlan plan, object number)
-cdef object _wrong_type(FieldPlan field, MessagePlan plan, str expected, object value,
-                        bint assigning)
-cdef object _integer_of(FieldPlan field, MessagePlan plan, object value, bint assigning)
-cdef bint _is_numpy_bool(object value) except -1
-@cython.locals(signed=int64_t, overflow=int)
-cdef int64_t _int64_of(FieldPlan field, MessagePlan plan,
-                       object number) except? -0x7fffffffffffffff
-cdef bint _truth(FieldPlan field, MessagePlan plan, object value, bint assigning) except -1
-cdef double _real(FieldPlan field, MessagePlan plan, object value, bint assigning) except? -1.0
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) except -1
 @cython.locals(size=Py_ssize_t, view=Py_buffer)

@@ -64,16 +64,12 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
     from codec._buffer import copy_bytes, uninitialised
     from codec._varint import (
         acquire,
-        float32_bits,
-        float64_bits,
         position,
         read_le,
-        twos_complement,
         varint_size,
         varint_value,
         varint_write,
         write_le,
-        zigzag,
     )
     from codec._wire import (
         BOOL,
@@ -82,32 +78,32 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
         EGROUP,
         ENUM,
         FIXED32,
-        FIXED64,
         FLOAT,
         GROUP,
         I32,
         I64,
         INT32,
-        INT64,
         LEN,
         MESSAGE,
         SFIXED32,
-        SFIXED64,
         SGROUP,
         SINT32,
-        SINT64,
         STRING,
         UINT32,
-        UINT64,
         VARINT,
         fixed_end,
         fixed_value_of,
+        integer_bits,
+        integer_of,
         length_end,
         natural_wire_type,
         read_tag,
+        real_of,
+        scalar_bits,
         skip_group,
         skip_value,
         stray_end_group,
+        truth_of,
         varint_length,
         varint_value_of,
     )
@@ -158,6 +154,7 @@ class FieldPlan:
         default: Any = None,
     ) -> None:
         self.name = name
+        self.label = name  # "package.Message.name" once its MessagePlan is made
         self.number = number
         self.kind = kind
         self.slot = slot  # declaration order
@@ -198,8 +195,8 @@ class MessagePlan:
     """The fields of one message type, in number order, and its struct class."""
 
     def __init__(self, full_name: str, fields: list[FieldPlan]) -> None:
-        self.full_name = full_name
         self.fields_by_slot = tuple(fields)  # fields[i].slot == i
+        self.rename(full_name)
         self.fields = tuple(sorted(fields, key=lambda field: field.number))  # encoding order
         self.by_number = {field.number: field for field in fields}
         self.by_name = {field.name: field for field in fields}
@@ -214,6 +211,12 @@ class MessagePlan:
         self.presence_words = 0  # 64-bit words of presence bits
         self.oneofs: dict[str, tuple[int, ...]] = {}
         self.cls: Any = None
+
+    def rename(self, full_name: str) -> None:
+        """Name the message (and so its fields, as errors name them)."""
+        self.full_name = full_name
+        for field in self.fields_by_slot:
+            field.label = f"{full_name}.{field.name}"
 
     def add_oneof(self, name: str, slots: tuple[int, ...]) -> None:
         """Declare a oneof: setting one of its members clears the others."""
@@ -495,15 +498,15 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     if kind in (FLOAT, DOUBLE):
         if type(value) is float:
             return value
-        return float(_real(field, plan, value, True))
+        return float(real_of(field, kind, value, True))
     if kind == BOOL:
         if type(value) is bool:
             return value
-        return bool(_truth(field, plan, value, True))
+        return bool(truth_of(field, value, True))
     if kind == ENUM and isinstance(value, str):  # as pb2: a name, but names are not known here
         raise _encode_error(field, plan, f"{value!r} is not a value of the enum (give a number)")
-    number = value if type(value) is int else _integer_of(field, plan, value, True)
-    _integer_bits(field, plan, number)  # the range check
+    number = value if type(value) is int else integer_of(field, kind, value, True)
+    integer_bits(field, kind, number)  # the range check
     if field.closed_enum is not None and number not in field.closed_enum:
         raise _encode_error(field, plan, f"{value!r} is not a value of its closed enum")
     return number
@@ -801,179 +804,13 @@ class Container:
 
 # --- encoding: values ------------------------------------------------------
 #
-# Every scalar becomes one unsigned 64-bit pattern ("bits"): the varint to
-# write for VARINT kinds (zigzag applied, negative ints sign-extended), the
-# little-endian word for fixed-width kinds. Range and type checks happen here.
+# A scalar's bits come from the wire core (codec._wire.scalar_bits: the type,
+# range and pattern rules of every kind, shared with codec.wire), its errors
+# naming the field by its label. Strings and bytes are measured and written here.
 
 
 def _encode_error(field: FieldPlan, plan: MessagePlan, problem: str) -> EncodeError:
     return EncodeError(f"{plan.full_name}.{field.name}: {problem}")
-
-
-def _wrong_type(
-    field: FieldPlan, plan: MessagePlan, expected: str, value: Any, assigning: bool
-) -> Exception:
-    """A value of the wrong type: TypeError when assigned (as pb2), EncodeError when encoded."""
-    if assigning:
-        return _type_error(plan, field, expected, value)
-    return _encode_error(field, plan, f"expected {expected}, not {type(value).__name__}")
-
-
-def _integer_of(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> Any:
-    """``value`` as an exact int: ``__index__`` types are accepted, bools and floats are not.
-
-    The one rule for integer fields, as pb2 and :class:`codec.WireWriter` have
-    it: a bool is not an integer value, a numpy integer is.
-    """
-    if type(value) is int:
-        return value
-    if (
-        not isinstance(value, (float, bool))
-        and hasattr(type(value), "__index__")
-        and not _is_numpy_bool(value)
-    ):
-        try:
-            return operator.index(value)
-        except (TypeError, ValueError):  # e.g. a numpy array of several elements
-            pass
-    raise _wrong_type(field, plan, "an integer", value, assigning)
-
-
-def _is_numpy_bool(value: Any) -> bool:
-    return type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy"
-
-
-def _int64_of(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
-    """An exact int as a signed 64-bit integer (EncodeError out of range)."""
-    if cython.compiled:
-        signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
-        if overflow == 0:
-            return signed  # type: ignore[has-type, no-any-return]
-    elif -(2**63) <= number < 2**63:
-        return number  # type: ignore[no-any-return]
-    raise _encode_error(field, plan, f"{number!r} is out of range")
-
-
-def _truth(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> bool:
-    """A bool field's value: bools, integers and numpy bools are accepted (pb2's rule)."""
-    if type(value) is bool:
-        return value
-    if _is_numpy_bool(value):
-        return bool(value)  # numpy.bool, which has no __index__
-    return _int64_of(field, plan, _integer_of(field, plan, value, assigning)) != 0
-
-
-def _real(field: FieldPlan, plan: MessagePlan, value: Any, assigning: bool) -> float:
-    """A float or double field's value: floats, integers and bools are accepted (pb2's rule)."""
-    if type(value) is float:
-        return value
-    if not isinstance(value, (str, bytes)) and (
-        hasattr(type(value), "__float__") or hasattr(type(value), "__index__")
-    ):
-        try:
-            return float(value)
-        except OverflowError:  # an int beyond floats
-            raise _encode_error(field, plan, f"{value!r} is beyond the range of floats") from None
-        except (TypeError, ValueError):  # e.g. an array
-            pass
-    raise _wrong_type(field, plan, "a number", value, assigning)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan, plan=MessagePlan, kind=cython.int, number=cython.double)
-@cython.returns(cython.ulonglong)
-@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
-def _scalar_bits(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
-    """The 64-bit pattern written for a scalar value, range- and type-checked.
-
-    A value of the field's own exact type (int, float, bool: nearly all of
-    them) goes straight to its pattern; others take the coercions.
-    """
-    kind = field.kind
-    if kind in (DOUBLE, FLOAT):
-        if cython.compiled and type(value) is float:
-            number = PyFloat_AS_DOUBLE(value)
-        else:
-            number = _real(field, plan, value, False)
-        return float64_bits(number) if kind == DOUBLE else float32_bits(number)
-    if kind == BOOL:
-        if value is True or value is False:
-            return 1 if value is True else 0
-        return 1 if _truth(field, plan, value, False) else 0
-    if type(value) is int:
-        return _integer_bits(field, plan, value)
-    return _integer_bits(field, plan, _integer_of(field, plan, value, False))
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    signed=cython.longlong,
-    overflow=cython.int,
-    unsigned=cython.ulonglong,
-)
-@cython.returns(cython.ulonglong)
-@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
-def _integer_bits(field: FieldPlan, plan: MessagePlan, number: Any) -> int:
-    """The 64-bit pattern of an exact int in an integer field (EncodeError out of range).
-
-    Compiled, a small int is read in place (see ``codec_small_int``), any other
-    converts once to a C integer; only an unsigned 64-bit value of 2**63 or more takes a second
-    conversion.
-    """
-    if cython.compiled:
-        if codec_small_int(number, cython.address(signed)):
-            return _pattern(field, plan, signed, number)
-        signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
-    else:
-        overflow = 1 if number >= 2**63 else -1 if number < -(2**63) else 0
-        signed = number if overflow == 0 else 0
-    if overflow == 0:
-        return _pattern(field, plan, signed, number)
-    if overflow == 1 and (field.kind == UINT64 or field.kind == FIXED64):
-        if cython.compiled:  # no Python int made for 2**64 - 1 to compare with
-            unsigned = PyLong_AsUnsignedLongLong(number)
-            if unsigned != _MASK64 or not PyErr_Occurred():
-                return unsigned
-            PyErr_Clear()  # OverflowError: 2**64 or more
-        elif number <= _MASK64:
-            return number  # type: ignore[no-any-return]
-    raise _out_of_range(field, plan, number)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan, plan=MessagePlan, signed=cython.longlong, kind=cython.int)
-@cython.returns(cython.ulonglong)
-@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
-def _pattern(field: FieldPlan, plan: MessagePlan, signed: int, number: Any) -> int:
-    """The pattern of a signed 64-bit ``signed`` (``number``) in an integer field: the
-    range check and the pattern of each kind (zigzag, two's complement)."""
-    kind = field.kind
-    if kind in (INT64, SFIXED64):
-        return twos_complement(signed)
-    if kind == SINT64:
-        return zigzag(signed)
-    if kind in (UINT64, FIXED64):
-        if signed >= 0:
-            return signed
-    elif kind in (UINT32, FIXED32):
-        if 0 <= signed <= _MASK32:
-            return signed
-    elif _INT32_MIN <= signed <= _INT32_MAX:
-        if kind == SINT32:
-            return zigzag(signed)
-        if kind == SFIXED32:
-            return signed & _MASK32
-        return twos_complement(signed)  # INT32, ENUM: negative values take 10 bytes
-    raise _out_of_range(field, plan, number)
-
-
-def _out_of_range(field: FieldPlan, plan: MessagePlan, number: Any) -> EncodeError:
-    return _encode_error(field, plan, f"{number!r} is out of range")
 
 
 @cython.cfunc
@@ -1098,7 +935,7 @@ def _write_bytes(
 def _value_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
     """Bytes of one value of ``field``, without its tag."""
     if field.wire_type != LEN and field.wire_type != SGROUP:
-        return _bits_size(field, _scalar_bits(field, plan, value))
+        return _bits_size(field, scalar_bits(field, field.kind, value))
     kind = field.kind
     if kind == STRING:
         size = _text_size(field, plan, value)
@@ -1252,11 +1089,11 @@ def _packed_size(field: FieldPlan, plan: MessagePlan, items: Any) -> int:
     payload = 0
     if field.wire_type == VARINT:
         for item in items:
-            payload += varint_size(_scalar_bits(field, plan, item))
+            payload += varint_size(scalar_bits(field, field.kind, item))
         return payload
     width = 4 if field.wire_type == I32 else 8
     for item in items:
-        _scalar_bits(field, plan, item)
+        scalar_bits(field, field.kind, item)
         payload += width
     return payload
 
@@ -1280,7 +1117,7 @@ def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
             else _bytes_size(field, plan, value)
         )
         return field.tag_size + varint_size(size) + size if size else 0
-    bits = _scalar_bits(field, plan, value)
+    bits = scalar_bits(field, field.kind, value)
     if bits == 0:  # -0.0 has bits, so it is written, as upb does
         return 0
     return field.tag_size + _bits_size(field, bits)
@@ -1327,7 +1164,7 @@ def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
         if value is None or (field.implicit and value is field.default):
             continue  # unset, an empty container never used, or an implicit field at zero
         if field.plain:  # the common case, without a call: a singular number
-            bits = _scalar_bits(field, plan, value)
+            bits = scalar_bits(field, field.kind, value)
             if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
                 total += field.tag_size + _bits_size(field, bits)
         else:
@@ -1481,7 +1318,7 @@ def _write_value(
 ) -> int:
     """Write one value of ``field`` (and its tag, unless _UNTAGGED) before ``end``."""
     if field.wire_type != LEN and field.wire_type != SGROUP:
-        bits = _scalar_bits(field, plan, value)
+        bits = scalar_bits(field, field.kind, value)
         if bits == 0 and tagged == _IMPLICIT:  # -0.0 has bits, so it is written, as upb does
             return pos
         return _write_scalar(field, plan, bits, out, pos, end, tagged)
@@ -1564,7 +1401,7 @@ def _write_field(
             pos = _open_len(field, plan, out, pos, end, payload, _TAGGED)
             run_end = pos + payload
             for item in value:
-                bits = _scalar_bits(field, plan, item)
+                bits = scalar_bits(field, field.kind, item)
                 if run_end - pos < _MAX_SCALAR_BYTES:  # near the end of the run: count
                     _room(field, plan, pos, run_end, _bits_size(field, bits), _UNTAGGED)
                 pos = _write_bits(field, bits, out, pos)
@@ -1813,7 +1650,7 @@ def _write_fields(
         if value is None or (field.implicit and value is field.default):
             continue
         if field.plain:  # the common case, without a call: a singular number
-            bits = _scalar_bits(field, plan, value)
+            bits = scalar_bits(field, field.kind, value)
             if bits != 0 or not field.implicit:
                 pos = _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
         else:

@@ -4,9 +4,49 @@
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+
 from codec._varint cimport (
-    bits_float32, bits_float64, uchar, unzigzag, varint_error, varint_scan, varint_value,
+    bits_float32, bits_float64, float32_bits, float64_bits, twos_complement, uchar, unzigzag,
+    varint_error, varint_scan, varint_value, zigzag,
 )
+
+cdef extern from *:
+    """
+    /* An exact int read in place as a C integer: before 3.12, an int below 2**63 in
+       magnitude (at most three 30-bit digits, so timestamps in nanoseconds too); from
+       3.12, a compact int (|value| < 2**30). 0 for any other int, which takes
+       PyLong_AsLongLongAndOverflow. */
+    static CYTHON_INLINE int codec_small_int(PyObject *number, long long *value) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (!PyUnstable_Long_IsCompact((PyLongObject *)number)) return 0;
+        *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)number);
+    #else
+        Py_ssize_t size = Py_SIZE(number);
+        const digit *digits = ((PyLongObject *)number)->ob_digit;
+        unsigned long long magnitude;
+        switch (size < 0 ? -size : size) {
+        case 0: *value = 0; return 1;
+        case 1: magnitude = digits[0]; break;
+        case 2: magnitude = digits[0] | ((unsigned long long)digits[1] << PyLong_SHIFT); break;
+    #if PyLong_SHIFT == 30
+        case 3:
+            if (digits[2] >> 3) return 0;  /* 2**63 or more */
+            magnitude = digits[0] | ((unsigned long long)digits[1] << 30)
+                        | ((unsigned long long)digits[2] << 60);
+            break;
+    #endif
+        default: return 0;
+        }
+        *value = size < 0 ? -(long long)magnitude : (long long)magnitude;
+    #endif
+        return 1;
+    }
+    """
+    bint codec_small_int(object number, long long *value) noexcept
+    double PyFloat_AS_DOUBLE(object number) noexcept
+    long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
+    unsigned long long PyLong_AsUnsignedLongLong(object number) noexcept
 
 cdef enum:  # wire types
     VARINT = 0
@@ -135,3 +175,58 @@ cdef inline object fixed_value_of(int kind, uint64_t bits):
     if kind == SFIXED64:
         return <int64_t>bits
     return bits  # FIXED32, FIXED64
+
+
+# The value of a scalar to write (see _wire.py).
+@cython.locals(signed=cython.longlong, overflow=int, unsigned=uint64_t)
+cdef uint64_t integer_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE
+cdef object integer_of(object owner, int kind, object value, bint assigning)
+cdef bint truth_of(object owner, object value, bint assigning) except -1
+cdef double real_of(object owner, int kind, object value, bint assigning) except? -1.0
+cdef bint _is_numpy_bool(object value) except -1
+cpdef str describe(object owner)
+cdef object wrong_type(object owner, str expected, object value, bint assigning)
+cdef object out_of_range(object owner, int kind, object number)
+cdef tuple _LOW, _HIGH
+
+
+cdef inline bint fits(int kind, int64_t number) noexcept nogil:
+    # whether a signed 64-bit number is in the range of an integer kind
+    if kind == INT64 or kind == SINT64 or kind == SFIXED64:
+        return True
+    if kind == UINT64 or kind == FIXED64:
+        return number >= 0
+    if kind == UINT32 or kind == FIXED32:
+        return number >= 0 and (number >> 32) == 0
+    return -2147483648 <= number <= 2147483647  # int32, sint32, sfixed32, enum
+
+
+cdef inline uint64_t integer_pattern(int kind, int64_t number) noexcept nogil:
+    # the bits of a number that fits an integer kind
+    if kind == SINT32 or kind == SINT64:
+        return zigzag(number)
+    if kind == SFIXED32:
+        return <uint32_t>number
+    return twos_complement(number)  # int32, enum: negative values take 10 bytes
+
+
+cdef inline uint64_t scalar_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE:
+    # the bits written for a value of a scalar kind, checked; an exact int, float or bool
+    # goes straight to its bits
+    cdef long long small
+    cdef double number
+    if kind == DOUBLE or kind == FLOAT:
+        if type(value) is float:
+            number = PyFloat_AS_DOUBLE(value)
+        else:
+            number = real_of(owner, kind, value, False)
+        return float64_bits(number) if kind == DOUBLE else float32_bits(number)
+    if kind == BOOL:
+        if value is True:
+            return 1
+        if value is False:
+            return 0
+        return truth_of(owner, value, False)
+    if type(value) is int and codec_small_int(value, &small) and fits(kind, small):
+        return integer_pattern(kind, small)
+    return integer_bits(owner, kind, value)

@@ -26,6 +26,7 @@ do the same with Python integers.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 try:
@@ -33,17 +34,21 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
-from codec.errors import DepthLimitError, TruncatedError, WireFormatError
+from codec.errors import DepthLimitError, EncodeError, TruncatedError, WireFormatError
 
 if not cython.compiled:  # compiled, _wire.pxd cimports these
     from codec._varint import (
         Bytes,
         bits_float32,
         bits_float64,
+        float32_bits,
+        float64_bits,
+        twos_complement,
         unzigzag,
         varint_error,
         varint_scan,
         varint_value,
+        zigzag,
     )
 
 # Wire types: the low 3 bits of a tag (compiled: C constants of _wire.pxd).
@@ -169,6 +174,141 @@ if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they a
         if kind == SFIXED64:
             return bits - (1 << 64) if bits >> 63 else bits
         return bits  # FIXED32, FIXED64
+
+
+# --- the value of a scalar to write -------------------------------------------
+#
+# Every scalar becomes one unsigned 64-bit pattern ("bits"): the varint to write
+# for the varint kinds (zigzag applied, negative int32/int64/enum sign-extended),
+# the little-endian word for the fixed-width ones. The rules of which Python
+# values a kind takes are pb2's: an integer kind takes an int or an object with
+# __index__ (a numpy integer) but not a bool or a float; bool takes a bool, a
+# numpy bool or an integer; float and double take any real number but str and
+# bytes. ``owner`` is the field an error names: an object with a ``label`` (a
+# struct's field plan, passed as it is so the hot path costs no reference), or
+# a field number. ``assigning`` makes a wrong type a
+# TypeError (as pb2 raises it for an assignment) instead of an EncodeError; a
+# value out of range is always an EncodeError, a ValueError.
+
+# Half-open value ranges of the integer kinds, by kind (bool, float, double: unused).
+_LOW = (-(2**31), -(2**63), 0, 0, -(2**31), -(2**63), 0, -(2**31), 0, 0, -(2**31), -(2**63))
+_HIGH = (2**31, 2**63, 2**32, 2**64, 2**31, 2**63, 2, 2**31, 2**32, 2**64, 2**31, 2**63)
+
+if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they are used
+
+    def fits(kind: int, number: int) -> bool:
+        """Whether a signed 64-bit ``number`` is in the range of integer ``kind``."""
+        return _LOW[kind] <= number < _HIGH[kind]
+
+    def integer_pattern(kind: int, number: int) -> int:
+        """The bits of a signed 64-bit ``number`` that :func:`fits` integer ``kind``."""
+        if kind in (SINT32, SINT64):
+            return zigzag(number)
+        if kind == SFIXED32:
+            return number & 0xFFFFFFFF
+        return twos_complement(number)
+
+    def scalar_bits(owner: object, kind: int, value: object) -> int:
+        """The bits written for ``value`` in a scalar field of ``kind``, checked."""
+        if kind in (DOUBLE, FLOAT):
+            number = value if type(value) is float else real_of(owner, kind, value, False)
+            return float64_bits(number) if kind == DOUBLE else float32_bits(number)
+        if kind == BOOL:
+            if value is True or value is False:
+                return 1 if value else 0
+            return 1 if truth_of(owner, value, False) else 0
+        return integer_bits(owner, kind, value)
+
+
+def integer_bits(owner: object, kind: int, value: object) -> int:
+    """The bits of ``value`` in an integer field of ``kind``: type- and range-checked."""
+    number = value if type(value) is int else integer_of(owner, kind, value, False)
+    if cython.compiled:
+        signed = PyLong_AsLongLongAndOverflow(number, cython.address(overflow))
+        if overflow == 0:
+            if fits(kind, signed):
+                return integer_pattern(kind, signed)
+        elif overflow == 1 and kind in (UINT64, FIXED64):
+            unsigned = PyLong_AsUnsignedLongLong(number)
+            if not PyErr_Occurred():
+                return unsigned
+            PyErr_Clear()  # OverflowError: 2**64 or more
+    elif _LOW[kind] <= number < _HIGH[kind]:
+        return integer_pattern(kind, number)
+    raise out_of_range(owner, kind, number)
+
+
+def integer_of(owner: object, kind: int, value: object, assigning: bool) -> Any:
+    """``value`` as an exact int for an integer field: ``__index__`` types, not bools
+    or floats. Raises the error of a wrong type."""
+    if type(value) is int:
+        return value
+    if (
+        not isinstance(value, (float, bool))
+        and hasattr(type(value), "__index__")
+        and not _is_numpy_bool(value)
+    ):
+        try:
+            return operator.index(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):  # e.g. a numpy array of several elements
+            pass
+    raise wrong_type(owner, "an integer", value, assigning)
+
+
+def truth_of(owner: object, value: object, assigning: bool) -> bool:
+    """A bool field's value: a bool, a numpy bool or an integer of the int64 range."""
+    if type(value) is bool:
+        return value
+    if _is_numpy_bool(value):
+        return bool(value)  # numpy.bool, which has no __index__
+    number = integer_of(owner, BOOL, value, assigning)
+    if not -(2**63) <= number < 2**63:
+        raise EncodeError(f"{describe(owner)}: {number!r} is out of range for a bool")
+    return number != 0  # type: ignore[no-any-return]
+
+
+def real_of(owner: object, kind: int, value: object, assigning: bool) -> float:
+    """A float or double field's value: a float, or any real number but str and bytes."""
+    if type(value) is float:
+        return value
+    if not isinstance(value, (str, bytes)) and (
+        hasattr(type(value), "__float__") or hasattr(type(value), "__index__")
+    ):
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except OverflowError:  # an int beyond floats
+            raise EncodeError(
+                f"{describe(owner)}: {value!r} is beyond the range of {KIND_NAMES[kind]}"
+            ) from None
+        except (TypeError, ValueError):  # e.g. an array
+            pass
+    raise wrong_type(owner, "a number", value, assigning)
+
+
+def _is_numpy_bool(value: object) -> bool:
+    return type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy"
+
+
+def describe(owner: object) -> str:
+    """How an error names the field ``owner`` stands for."""
+    label = getattr(owner, "label", None)
+    return label if isinstance(label, str) else f"field {owner}"
+
+
+def wrong_type(owner: object, expected: str, value: object, assigning: bool) -> Exception:
+    """A value of the wrong type: TypeError when assigned (as pb2), EncodeError when written."""
+    message = f"{describe(owner)}: expected {expected}, not {type(value).__name__}"
+    return TypeError(message) if assigning else EncodeError(message)
+
+
+def out_of_range(owner: object, kind: int, number: object) -> EncodeError:
+    return EncodeError(
+        f"{describe(owner)}: {KIND_NAMES[kind]} value {number!r} is outside "
+        f"[{_LOW[kind]}, {_HIGH[kind]})"
+    )
+
+
+# --- errors of the readers -----------------------------------------------------
 
 
 def bad_tag(data: Bytes, pos: int, end: int, base: int) -> int:

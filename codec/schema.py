@@ -124,7 +124,7 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
             is_map = field.message_type.GetOptions().map_entry
             field_plan.link(sub, is_map)
             if is_map:
-                sub.full_name = f"{plan.full_name}.{field.name}"  # names the map in errors
+                sub.rename(f"{plan.full_name}.{field.name}")  # names the map in errors
     for oneof in descriptor.oneofs:
         members = tuple(field.index for field in oneof.fields)
         if not (len(members) == 1 and oneof.fields[0].name in synthetic):

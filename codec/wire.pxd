@@ -19,13 +19,13 @@ from codec._wire cimport (
     I32 as _I32, MAX_FIELD_NUMBER as _MAX_FIELD_NUMBER, MAX_PREFIX_BYTES,
     INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32,
     SFIXED64, FLOAT, DOUBLE,
-    fixed_end, kind_width, length_end, natural_wire_type, read_tag, scalar_kind, skip_group,
+    fixed_end, kind_width, length_end, natural_wire_type, read_tag, scalar_bits, scalar_kind,
+    skip_group,
     stray_end_group, varint_length, varint_value_of,
 )
 
 ctypedef unsigned char uchar
 
-cdef tuple _LOW, _HIGH
 
 # --- values ------------------------------------------------------------------
 
@@ -34,16 +34,6 @@ cdef object _index(object value)
 cdef Py_ssize_t _field_number(object field) except -1
 cdef uint64_t _tag(object field, Py_ssize_t wire_type) except 0
 cdef Py_ssize_t _kind_code(object field, object kind) except -1
-cdef uint64_t _bits(object field, Py_ssize_t code, object value) except? 0
-cdef object _integer(object field, Py_ssize_t code, object value)
-cdef object _out_of_range(object field, Py_ssize_t code, object number)
-@cython.locals(result=int64_t)
-cdef int64_t _signed(object field, Py_ssize_t code, object value) except? -1
-@cython.locals(result=uint64_t)
-cdef uint64_t _unsigned(object field, Py_ssize_t code, object value) except? 0
-cdef uint64_t _truth(object field, object value) except? 0
-cdef double _real(object field, Py_ssize_t code, object value) except? -1.0
-
 # --- packed columns ----------------------------------------------------------
 
 cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)

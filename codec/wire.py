@@ -62,16 +62,12 @@ from codec._wire import KIND_NAMES, NUMPY_DTYPES
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
     from codec._buffer import byte_pointer, copy_bytes, grown, resize, uninitialised
     from codec._varint import (
-        float32_bits,
-        float64_bits,
         read_le,
-        twos_complement,
         varint_scan,
         varint_size,
         varint_value,
         varint_write,
         write_le,
-        zigzag,
     )
     from codec._wire import (
         BOOL,
@@ -94,6 +90,7 @@ if not cython.compiled:  # compiled, wire.pxd cimports these C functions and con
         length_end,
         natural_wire_type,
         read_tag,
+        scalar_bits,
         scalar_kind,
         skip_group,
         stray_end_group,
@@ -131,10 +128,6 @@ MAX_FIELD_NUMBER: int = _MAX_FIELD_NUMBER  # a tag is field << 3 | wire type, be
 MAX_SIZE_BYTES: int = MAX_PREFIX_BYTES
 # Messages and groups nested deeper than this are refused: protobuf C++/Java/upb.
 DEFAULT_MAX_DEPTH = 100
-
-# Half-open value ranges of the integer kinds, by kind (unused for bool, float, double).
-_LOW = (-(2**31), -(2**63), 0, 0, -(2**31), -(2**63), 0, -(2**31), 0, 0, -(2**31), -(2**63))
-_HIGH = (2**31, 2**63, 2**32, 2**64, 2**31, 2**63, 2, 2**31, 2**32, 2**64, 2**31, 2**63)
 
 _MASK64 = 2**64 - 1
 
@@ -182,100 +175,7 @@ def _kind_code(field: object, kind: object) -> int:
     return code
 
 
-def _bits(field: object, code: int, value: object) -> int:
-    """The unsigned 64-bit wire value of a scalar of kind ``code``, checked."""
-    if code == FLOAT:
-        return float32_bits(_real(field, code, value))
-    if code == DOUBLE:
-        return float64_bits(_real(field, code, value))
-    if code == BOOL:
-        return _truth(field, value)
-    if code in (UINT32, UINT64, FIXED32, FIXED64):
-        return _unsigned(field, code, value)
-    number = _signed(field, code, value)
-    if code in (SINT32, SINT64):
-        return zigzag(number)
-    return twos_complement(number)  # int32, enum: negative values take 10 bytes, as protobuf's
-
-
-def _integer(field: object, code: int, value: object) -> int:
-    """``value`` as a Python int for an integer kind, or EncodeError naming the field."""
-    if isinstance(value, bool):  # as upb: a bool is not an integer value
-        raise EncodeError(f"field {field}: {KIND_NAMES[code]} value must be an integer, not bool")
-    try:
-        return _index(value)
-    except TypeError:
-        raise EncodeError(
-            f"field {field}: {KIND_NAMES[code]} value must be an integer, "
-            f"not {type(value).__name__}"
-        ) from None
-
-
-def _out_of_range(field: object, code: int, number: int) -> EncodeError:
-    return EncodeError(
-        f"field {field}: {KIND_NAMES[code]} value {number} is outside [{_LOW[code]}, {_HIGH[code]})"
-    )
-
-
-def _signed(field: object, code: int, value: object) -> int:
-    """A value of a signed kind (int32, int64, sint*, sfixed*, enum), range-checked."""
-    number = _integer(field, code, value)
-    try:
-        result = number  # compiled: a C int64_t, OverflowError beyond it
-    except OverflowError:
-        raise _out_of_range(field, code, number) from None
-    if not cython.compiled:  # noqa: SIM102 (compiled, the C conversion checked this)
-        if result < -(2**63) or result >= 2**63:
-            raise _out_of_range(field, code, number)
-    if code not in (INT64, SINT64, SFIXED64) and (result < -2147483648 or result > 2147483647):
-        raise _out_of_range(field, code, number)
-    return result
-
-
-def _unsigned(field: object, code: int, value: object) -> int:
-    """A value of an unsigned kind (uint32, uint64, fixed32, fixed64), range-checked."""
-    number = _integer(field, code, value)
-    try:
-        result = number  # compiled: a C uint64_t, OverflowError if negative or beyond
-    except OverflowError:
-        raise _out_of_range(field, code, number) from None
-    if not cython.compiled:  # noqa: SIM102 (compiled, the C conversion checked this)
-        if result < 0 or result >> 64:
-            raise _out_of_range(field, code, number)
-    if code in (UINT32, FIXED32) and result >> 32:
-        raise _out_of_range(field, code, number)
-    return result
-
-
-def _truth(field: object, value: object) -> int:
-    """A bool value as 0 or 1: bools, integers (non-zero is true) and numpy bools."""
-    if isinstance(value, bool):
-        return 1 if value else 0
-    if hasattr(type(value), "__index__"):
-        return 1 if operator.index(value) else 0  # type: ignore[arg-type]
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.bool_):
-        return 1 if value else 0
-    raise EncodeError(
-        f"field {field}: bool value must be a bool or an integer, not {type(value).__name__}"
-    )
-
-
-def _real(field: object, code: int, value: object) -> float:
-    """``value`` as a float, for the float and double kinds (numbers only, no strings)."""
-    if isinstance(value, float):
-        return value
-    kind = KIND_NAMES[code]
-    if isinstance(value, (str, bytes, bytearray)) or not (
-        hasattr(type(value), "__float__") or hasattr(type(value), "__index__")
-    ):
-        raise EncodeError(
-            f"field {field}: {kind} value must be a real number, not {type(value).__name__}"
-        )
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except OverflowError:
-        raise EncodeError(f"field {field}: {kind} value {value} is too large") from None
+# --- packed columns ----------------------------------------------------------
 
 
 def _checked_column(field: object, code: int, values: Any, numpy: Any) -> Any:
@@ -571,7 +471,7 @@ class WireWriter:
 
     def _scalar(self, field: object, code: int, value: object) -> None:
         tag = _tag(field, natural_wire_type(code))
-        bits = _bits(field, code, value)  # may run Python code: before the claim
+        bits = scalar_bits(field, code, value)  # may run Python code: before the claim
         width = kind_width(code)
         buffer = _claimed(self, False)
         try:
@@ -679,7 +579,7 @@ class WireWriter:
             count = 0
             try:
                 for value in items:
-                    bits = _bits(field, code, value)
+                    bits = scalar_bits(field, code, value)
                     pos = self._room(width or varint_size(bits))
                     out = byte_pointer(buffer._data)
                     if width:

@@ -80,6 +80,8 @@ from codec import (
     TruncatedError,
     VarintError,
     WireFormatError,
+    _wire,
+    schema,
 )
 
 FD = FieldDescriptor
@@ -336,6 +338,39 @@ def test_assignment_checks_match_pb2(cls: Any) -> None:
                 different.append(f"{field.name} = {value!r}: {got}, pb2 {want}")
             elif got == "accepted" and codec.encode(ours) != upb_bytes(theirs):
                 different.append(f"{field.name} = {value!r}: encodes differently")
+    assert not different, "\n".join(different)
+
+
+@pytest.mark.parametrize("cls", [E.AllTypes, L.Record], ids=lambda c: c.__name__)
+def test_wire_writer_and_structs_share_one_scalar_rule(cls: Any) -> None:
+    """Every singular scalar field, each value stored unchecked in a struct and written
+    by ``WireWriter``'s method of the same kind: both refuse it (EncodeError), or both
+    write the same field bytes (the struct's, when it writes the field at all)."""
+    struct_cls = S(cls)
+    different = []
+    for field in cls.DESCRIPTOR.fields:
+        kind = schema._KINDS[field.type]
+        if field.is_repeated or field.message_type is not None or kind not in _wire.SCALAR_KINDS:
+            continue
+        method = _wire.KIND_NAMES[kind]
+        for value in ASSIGNED:
+            if value is None:  # an empty slot: the field is not set
+                continue
+            try:
+                ours: bytes | str = codec.encode(unchecked(struct_cls, **{field.name: value}))
+            except EncodeError:
+                ours = "refused"
+            writer = codec.WireWriter()
+            try:
+                getattr(writer, method)(field.number, value)
+                with writer.buffer.getbuffer() as view:
+                    theirs: bytes | str = bytes(view)
+            except EncodeError:
+                theirs = "refused"
+            if (ours == "refused") != (theirs == "refused") or (
+                ours not in ("refused", b"") and ours != theirs
+            ):
+                different.append(f"{field.name} = {value!r}: struct {ours!r}, writer {theirs!r}")
     assert not different, "\n".join(different)
 
 

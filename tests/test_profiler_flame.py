@@ -15,16 +15,15 @@ What is checked:
 
 from __future__ import annotations
 
-import itertools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nesting import nested_track, pre_order
 
 from codec.profiler import (
     FlameNode,
@@ -33,7 +32,6 @@ from codec.profiler import (
     ScopeKind,
     StreamError,
     TrackKind,
-    TrackScopes,
     flame_graph_svg,
     flame_tracks,
     write_flame_graph,
@@ -54,40 +52,6 @@ def sample_registry() -> Registry:
     registry.add_track("main", TrackKind.CPU_THREAD, 1)
     registry.add_track("worker <1>", TrackKind.CPU_THREAD, 2)
     return registry
-
-
-def nested_track(track_ref: int, ids: Sequence[int], depths: Sequence[int], start: int,
-                 gaps: Sequence[int]) -> TrackScopes:  # fmt: skip
-    """A track whose scopes nest as ``depths`` says, ``gaps`` (cycled) ns between events."""
-    starts = [0] * len(depths)
-    ends = [0] * len(depths)
-    open_rows: list[int] = []
-    now = start
-    steps = itertools.cycle(gaps)
-    for row, depth in enumerate(depths):
-        while len(open_rows) > depth:
-            now += next(steps)
-            ends[open_rows.pop()] = now
-        now += next(steps)
-        starts[row] = now
-        open_rows.append(row)
-    while open_rows:
-        now += next(steps)
-        ends[open_rows.pop()] = now
-    return TrackScopes(
-        track_ref,
-        np.array(ids, dtype=np.uint32),
-        np.array(starts, dtype=np.int64),
-        np.array(ends, dtype=np.int64) - np.array(starts, dtype=np.int64),
-        np.array(depths, dtype=np.uint8),
-    )
-
-
-def pre_order(raw: list[int]) -> list[int]:
-    depths: list[int] = []
-    for value in raw:
-        depths.append(min(value, depths[-1] + 1 if depths else 0))
-    return depths
 
 
 @st.composite

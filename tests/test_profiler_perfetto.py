@@ -25,7 +25,6 @@ from __future__ import annotations
 import gc
 import importlib.resources
 import io
-import itertools
 import os
 import tracemalloc
 from collections.abc import Iterator, Sequence
@@ -37,6 +36,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nesting import nested_track, pre_order
 
 pytest.importorskip("grpc_tools", reason="the shipped .proto is compiled with grpcio-tools")
 
@@ -74,37 +74,6 @@ T0 = 1_700_000_000_000_000_000
 # --- frames ------------------------------------------------------------------------------
 
 
-def nested_track(track_ref: int, ids: Sequence[int], depths: Sequence[int], start: int,
-                 gaps: Sequence[int]) -> TrackScopes:  # fmt: skip
-    """A track whose scopes nest as ``depths`` says, ``gaps`` (cycled) ns between events."""
-    starts = [0] * len(depths)
-    ends = [0] * len(depths)
-    open_rows: list[int] = []
-    now = start
-    steps = itertools.cycle(gaps)
-
-    def close() -> None:
-        nonlocal now
-        now += next(steps)
-        ends[open_rows.pop()] = now
-
-    for row, depth in enumerate(depths):
-        while len(open_rows) > depth:
-            close()
-        now += next(steps)
-        starts[row] = now
-        open_rows.append(row)
-    while open_rows:
-        close()
-    return TrackScopes(
-        track_ref,
-        np.array(ids, dtype=np.uint32),
-        np.array(starts, dtype=np.int64),
-        np.array(ends, dtype=np.int64) - np.array(starts, dtype=np.int64),
-        np.array(depths, dtype=np.uint8),
-    )
-
-
 def make_frame(index: int, tracks: Sequence[TrackScopes], empty_start: int = T0) -> Frame:
     """A frame from its earliest start to its latest end (at ``empty_start`` if empty)."""
     kept = [t for t in tracks if len(t)]
@@ -126,14 +95,6 @@ def sample_registry() -> Registry:
     registry.add_track("gpu", TrackKind.GPU_QUEUE)
     registry.add_track("main again", TrackKind.CPU_THREAD, 4242)  # a thread id reused
     return registry
-
-
-def pre_order(raw: list[int]) -> list[int]:
-    """Clamp any list into a valid pre-order: first 0, each step up by at most 1."""
-    depths: list[int] = []
-    for value in raw:
-        depths.append(min(value, depths[-1] + 1 if depths else 0))
-    return depths
 
 
 pre_orders = st.lists(st.integers(0, 4), max_size=40).map(pre_order)

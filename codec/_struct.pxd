@@ -18,7 +18,7 @@ from codec._wire cimport (
     INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32, SFIXED64,
     FLOAT, DOUBLE, STRING, BYTES, MESSAGE, GROUP,
     fixed_end, fixed_value_of, length_end, natural_wire_type, read_tag, skip_group, skip_value,
-    stray_end_group, varint_length, varint_value_of, scalar_bits, integer_bits, integer_of,
+    stray_end_group, varint_length, varint_value_of, scalar_bits, integer_of,
     truth_of, real_of,
 )
 

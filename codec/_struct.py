@@ -93,7 +93,6 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
         VARINT,
         fixed_end,
         fixed_value_of,
-        integer_bits,
         integer_of,
         length_end,
         natural_wire_type,
@@ -506,7 +505,7 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     if kind == ENUM and isinstance(value, str):  # as pb2: a name, but names are not known here
         raise _encode_error(field, plan, f"{value!r} is not a value of the enum (give a number)")
     number = value if type(value) is int else integer_of(field, kind, value, True)
-    integer_bits(field, kind, number)  # the range check
+    scalar_bits(field, kind, number)  # the range check
     if field.closed_enum is not None and number not in field.closed_enum:
         raise _encode_error(field, plan, f"{value!r} is not a value of its closed enum")
     return number

@@ -211,7 +211,7 @@ def plant_bad_value(message: Any, source: Source) -> str:
     plan = type(message).__plan__
     field = plan.fields_by_slot[source.byte() % len(plan.fields_by_slot)]
     kind = field.kind
-    kinds = codec._struct.KINDS
+    kinds = codec._wire.KINDS
     choice = source.byte()
     if field.repeated or field.map_key is not None:
         if choice % 2 or field.map_key is not None:

@@ -15,7 +15,10 @@ frame is incomplete (so a frame larger than the high-water mark can always
 finish). A connection therefore holds at most about
 ``max(read_high_water, max_frame_size)`` plus one 64 KiB read of unread bytes,
 whatever the peer sends (in a window of up to twice that capacity: it grows
-geometrically and shrinks back once the bytes are consumed). A bad prefix
+geometrically; whenever the reader waits for bytes, ``FrameDecoder.shrink()``
+cuts it back to room for the unread bytes and one 64 KiB read if it is more
+than four times that, so an idle connection keeps no window sized for its
+largest frame). A bad prefix
 (oversized or malformed) is refused by the decoder as soon as it arrives: the
 transport is closed and ``recv()`` hands out the frames before the fault, then
 raises the decoder's error. A payload that ``message_type`` cannot parse
@@ -40,7 +43,10 @@ encoder is set aside, untouched, and a spare one takes its place until the
 transport lets go. The export count is the proof, not a guess from
 ``get_write_buffer_size()``. When the transport is already backed up and less
 than 4 KiB is pending, the writer hands it a ``bytes`` copy instead, so a
-trickle of small sends cannot pin one 4 KiB+ buffer per write.
+trickle of small sends cannot pin one 4 KiB+ buffer per write. An encoder
+that grew past 128 KiB (a large message) is shrunk once flushed, or left to
+the transport's view if that holds it, so an idle connection keeps no buffer
+sized for its largest message.
 :meth:`FramedWriter.drain` and :meth:`FramedWriter.asend` honour the
 transport's write high-water mark as ``StreamWriter.drain()`` does.
 
@@ -85,9 +91,12 @@ DEFAULT_READ_HIGH_WATER = 256 * 1024
 _FLUSH_SIZE = 64 * 1024
 # Below this, a flush into an already backed-up transport is copied (see above).
 _SMALL_WRITE = 4096
-# Spare encoders kept for reuse, and the largest capacity worth keeping.
+# Spare encoders kept for reuse (shrunk: they grow again as they are used).
 _SPARES = 2
-_MAX_SPARE_CAPACITY = 1024 * 1024
+# An encoder that grew past this (for a large frame, or a burst) gives its memory
+# back once flushed: small frames, flushed by _FLUSH_SIZE pending, never grow it
+# so far, and an idle connection keeps no buffer grown for its largest message.
+_KEPT_CAPACITY = 2 * _FLUSH_SIZE
 # Bytes asked of a StreamReader per read by FramedReader.from_stream.
 _STREAM_READ_SIZE = 64 * 1024
 
@@ -252,6 +261,7 @@ class FramedReader(Generic[M]):
         """The next frame, unconverted, once it has arrived (the slow path)."""
         frame = None
         while frame is None:
+            self._decoder.shrink()  # idle until bytes come: keep no large frame's window
             await self._source._wait_readable()
             frame = self._take()
         return frame
@@ -537,10 +547,16 @@ class FramedWriter:
         try:
             encoder.clear()  # refused while the transport keeps a view of the buffer
         except BufferError:
-            self._held.append(encoder)
+            # A large buffer is not worth reusing: its memory goes with the
+            # transport's view, a smaller one is taken back by _reclaim.
+            if encoder.capacity <= _KEPT_CAPACITY:
+                self._held.append(encoder)
             self._encoder = (
                 self._spares.pop() if self._spares else FrameEncoder(self._max_frame_size)
             )
+        else:
+            if encoder.capacity > _KEPT_CAPACITY:
+                encoder.shrink()
 
     def _reclaim(self) -> None:
         """Take back the set-aside encoders that the transport has let go of."""
@@ -551,7 +567,8 @@ class FramedWriter:
             except BufferError:
                 still_held.append(encoder)
                 continue
-            if len(self._spares) < _SPARES and encoder.capacity <= _MAX_SPARE_CAPACITY:
+            if len(self._spares) < _SPARES:
+                encoder.shrink()
                 self._spares.append(encoder)
         self._held = still_held
 

@@ -553,6 +553,69 @@ def test_slow_consumer_bounded(run: Run, net: Net) -> None:
     run(body)
 
 
+IDLE_LIMIT = 300 * KiB  # what an idle connection may keep, whatever it received before
+
+
+@pytest.mark.parametrize("echo", [False, True], ids=["discard", "echo"])
+def test_an_idle_connection_gives_back_the_memory_of_a_large_frame(
+    run: Run, tcp: Net, echo: bool
+) -> None:
+    """After one 4 MiB frame, taken (and echoed), the silent connection keeps < 300 KiB.
+
+    The receive window used to shrink only at the next read, which an idle
+    connection never makes (it kept 9 MiB), and the writer's encoder kept
+    its 4 MiB (13 MiB in all, echoing). Traced memory of the whole process:
+    the peer is a thread whose buffers are made before the measurement.
+    """
+    stream = naive_stream([bytes(4 * MiB - 8)])
+    room = bytearray(64 * KiB)
+    received = threading.Event()
+    quiet = threading.Event()
+
+    def peer(sock: socket.socket) -> None:
+        sock.sendall(stream)
+        left = len(stream) if echo else 0
+        while left:
+            left -= sock.recv_into(room, min(left, len(room)))
+        received.set()
+        quiet.wait(TIMEOUT)
+
+    async def body() -> int:
+        taken = asyncio.Event()
+
+        async def handler(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            message = await reader.recv()
+            if echo:
+                writer.send(message)
+            del message
+            taken.set()
+            with contextlib.suppress(EOFError):
+                await reader.recv()
+
+        async with await tcp.serve(handler):
+            client = Peer(peer, tcp.dial())
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            client.start()
+            await taken.wait()
+            while not received.is_set():
+                await asyncio.sleep(0.005)
+            for _ in range(3):
+                await asyncio.sleep(0)  # the writer's flush, if not done yet
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+            quiet.set()
+            await client.outcome()
+        return kept
+
+    tracemalloc.start()
+    try:
+        kept = run(body)
+    finally:
+        tracemalloc.stop()
+    assert kept < IDLE_LIMIT
+
+
 # --- concurrent senders ---------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ What is checked, in both builds (compiled core and ``CODEC_PURE_PYTHON=1``):
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import gc
 import random
@@ -614,6 +615,68 @@ def test_an_idle_connection_gives_back_the_memory_of_a_large_frame(
     finally:
         tracemalloc.stop()
     assert kept < IDLE_LIMIT
+
+
+# --- fairness ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("via", ["recv", "async for"])
+def test_a_burst_of_buffered_frames_lets_other_tasks_run(
+    run: Run, tcp: Net, via: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20,000 empty frames, all buffered: the loop's other tasks run while they are read.
+
+    recv() and async for used to return buffered frames without ever
+    yielding, so one peer's burst held up every other connection of the loop
+    until its handler had seen the whole of it. A ticker task, always ready,
+    counts the loop's turns; the handler notes the count at each frame.
+    Counted, not timed: with turns of no time at all, the reader yields at
+    each look at the clock, every ``_TURN_CHECK`` frames.
+    """
+    monkeypatch.setattr(codec.aio, "TURN_SECONDS", 0.0)
+    every = codec.aio._TURN_CHECK
+    count = 20_000
+    burst = bytes(count)  # 20,000 empty frames
+
+    async def body() -> list[int]:
+        ticks = 0
+        seen: list[int] = []
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.done():
+                ticks += 1
+                await asyncio.sleep(0)
+
+        async def handler(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            while reader.buffered < count:  # the whole burst in the window first
+                await asyncio.sleep(0.001)
+            if via == "recv":
+                for _ in range(count):
+                    await reader.recv()
+                    seen.append(ticks)
+            else:
+                async for _ in reader:
+                    seen.append(ticks)
+                    if len(seen) == count:
+                        break
+            done.set_result(None)
+
+        async with await tcp.serve(handler):
+            peer = Peer(lambda sock: sock.sendall(burst), tcp.dial())
+            peer.start()
+            task = asyncio.create_task(ticker())
+            await done
+            await task
+            await peer.outcome()
+        return seen
+
+    seen = run(body)
+    assert len(seen) == count
+    runs = collections.Counter(seen)  # frames handed out in a row, between two ticks
+    assert max(runs.values()) <= every
+    assert len(runs) >= count // every
 
 
 # --- concurrent senders ---------------------------------------------------------------

@@ -272,9 +272,9 @@ class ReceiveWindow:
         """Give back the memory of a window grown for frames that have been taken.
 
         The window keeps room for its unread bytes and one ``RECEIVE_CHUNK``
-        read (:func:`receive_capacity`). The
-        unread bytes are copied only when the window is cut to a quarter or
-        less, so the copies cost less than the bytes consumed meanwhile.
+        read (:func:`receive_capacity`). The unread bytes are copied only when
+        the window is cut to a quarter or less, so the copies cost less than
+        the bytes consumed meanwhile.
         """
         unread = self._end - self._start
         capacity = receive_capacity(len(self._data), unread + _RECEIVE_CHUNK)

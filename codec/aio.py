@@ -10,26 +10,26 @@ Because a frame is only taken out synchronously, after the last ``await``,
 cancelling a pending ``recv()`` can never lose one. A frame already buffered
 needs no wait, so ``recv()`` and ``async for`` yield to the loop after each
 millisecond of frames (``TURN_SECONDS``), before taking one: a burst of frames
-from one peer cannot keep the other connections of the loop waiting. The window is also the
-backpressure queue: once ``read_high_water`` bytes are buffered and the next
-frame is complete, the transport stops reading; it resumes when the
-application has consumed down to ``read_low_water``, or as soon as the next
-frame is incomplete (so a frame larger than the high-water mark can always
-finish). A connection therefore holds at most about
+from one peer cannot keep the other connections of the loop waiting. The
+window is also the backpressure queue: once ``read_high_water`` bytes are
+buffered and the next frame is complete, the transport stops reading; it
+resumes when the application has consumed down to ``read_low_water``, or as
+soon as the next frame is incomplete (so a frame larger than the high-water
+mark can always finish). A connection therefore holds at most about
 ``max(read_high_water, max_frame_size)`` plus one 64 KiB read of unread bytes,
 whatever the peer sends (in a window of up to twice that capacity: it grows
 geometrically; whenever the reader waits for bytes, ``FrameDecoder.shrink()``
 cuts it back to room for the unread bytes and one 64 KiB read if it is more
 than four times that, so an idle connection keeps no window sized for its
-largest frame). A bad prefix
-(oversized or malformed) is refused by the decoder as soon as it arrives: the
-transport is closed and ``recv()`` hands out the frames before the fault, then
-raises the decoder's error. A payload that ``message_type`` cannot parse
-does the same. The end of the stream goes to ``FrameDecoder.feed_eof()``: at
-a frame boundary ``recv()`` raises :class:`EOFError` (``async for`` stops);
-inside a frame it raises :class:`~codec.errors.TruncatedError`. An optional
-``frame_timeout`` closes a connection whose frame stays incomplete for too
-long (slow loris), using the decoder's ``frame_in_progress``.
+largest frame). A bad prefix (oversized or malformed) is refused by the
+decoder as soon as it arrives: the transport is closed and ``recv()`` hands
+out the frames before the fault, then raises the decoder's error. A payload
+that ``message_type`` cannot parse does the same. The end of the stream goes
+to ``FrameDecoder.feed_eof()``: at a frame boundary ``recv()`` raises
+:class:`EOFError` (``async for`` stops); inside a frame it raises
+:class:`~codec.errors.TruncatedError`. An optional ``frame_timeout`` closes a
+connection whose frame stays incomplete for too long (slow loris), using the
+decoder's ``frame_in_progress``.
 
 Strategy, sending: :meth:`FramedWriter.send` encodes into a
 :class:`~codec.framing.FrameEncoder` and schedules one flush with
@@ -597,7 +597,7 @@ class FramedWriter:
             self._encoder = (
                 self._spares.pop() if self._spares else FrameEncoder(self._max_frame_size)
             )
-        else:
+        else:  # reused at once: not with the memory of a large message
             if encoder.capacity > _KEPT_CAPACITY:
                 encoder.shrink()
 

@@ -15,7 +15,7 @@ cdef extern from "Python.h":
 
 ctypedef PyMemoryViewObject *MemoryViewPointer
 
-cdef Py_ssize_t _INITIAL_CAPACITY, _RECEIVE_CHUNK
+cdef Py_ssize_t _INITIAL_CAPACITY, _RECEIVE_CHUNK, _RECEIVE_SLACK
 
 cdef uchar *byte_pointer(bytearray data) noexcept
 cdef void copy_bytes(uchar *out, Py_ssize_t pos, const uchar *source, Py_ssize_t size) noexcept
@@ -25,6 +25,7 @@ cdef void resize(bytearray data, Py_ssize_t size) except *
 cdef void resize_zeroed(bytearray data, Py_ssize_t size) except *
 cdef bint is_exported(bytearray data) except -1
 cdef Py_ssize_t grown(Py_ssize_t capacity, Py_ssize_t needed) noexcept
+cdef Py_ssize_t receive_capacity(Py_ssize_t capacity, Py_ssize_t needed) noexcept
 cdef object uninitialised(object obj)
 
 cdef class WriteBuffer:
@@ -40,8 +41,11 @@ cdef class ReceiveWindow:
     cdef memoryview _view
     cdef Py_ssize_t _start, _end
     cdef readonly Py_ssize_t _base
-    @cython.locals(unread=Py_ssize_t, capacity=Py_ssize_t, needed=Py_ssize_t, fresh=bytearray)
     cdef int _make_room(self, Py_ssize_t size) except -1
+    @cython.locals(unread=Py_ssize_t, capacity=Py_ssize_t)
+    cdef int _trim(self) except -1
+    @cython.locals(unread=Py_ssize_t, fresh=bytearray)
+    cdef int _relocate(self, Py_ssize_t capacity) except -1
     cdef const uchar *_unread(self)
     @cython.locals(view=memoryview, narrowed=MemoryViewPointer)
     cdef memoryview _received(self, Py_ssize_t start, Py_ssize_t end)

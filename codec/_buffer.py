@@ -43,11 +43,20 @@ from codec._varint import Bytes
 COMPILED: bool = cython.compiled
 
 INITIAL_CAPACITY = 4096
-# Unread bytes are kept in at most this much spare room: a receive window that
-# grew for one large frame shrinks back once the frame is consumed.
+# The room a read is given when it asks for no size (asyncio's transports do not).
 RECEIVE_CHUNK = 64 * 1024
+# A receive window more than RECEIVE_SLACK times larger than it needs (its
+# unread bytes and the room asked for; at least one RECEIVE_CHUNK) is cut back
+# to what it needs (receive_capacity), when room is made and when its owner
+# trims it (FrameDecoder.shrink(), which codec.aio calls whenever its reader
+# waits). Growth at most doubles a window, so a window in steady use is not cut
+# back and grown again in turn, while one grown for a large frame gives its
+# memory back once the frame is taken: an idle connection keeps about one
+# RECEIVE_CHUNK, not twice its largest frame.
+RECEIVE_SLACK = 4
 _INITIAL_CAPACITY = INITIAL_CAPACITY
 _RECEIVE_CHUNK = RECEIVE_CHUNK
+_RECEIVE_SLACK = RECEIVE_SLACK
 
 
 def byte_pointer(data: bytearray) -> bytearray:
@@ -115,6 +124,20 @@ def grown(capacity: int, needed: int) -> int:
     return max(needed, capacity * 2, _INITIAL_CAPACITY)
 
 
+def receive_capacity(capacity: int, needed: int) -> int:
+    """The capacity a receive window of ``capacity`` bytes takes on when it needs ``needed``.
+
+    It grows geometrically; it is cut back to ``needed`` (at least the
+    initial capacity) once it is more than ``RECEIVE_SLACK`` times larger
+    than both ``needed`` and one ``RECEIVE_CHUNK``; otherwise it stays.
+    """
+    if needed > capacity:
+        return grown(capacity, needed)
+    if capacity > _RECEIVE_SLACK * max(needed, _RECEIVE_CHUNK):
+        return max(needed, _INITIAL_CAPACITY)
+    return capacity
+
+
 def uninitialised(obj: object) -> RuntimeError:
     """The error of a method called on an object whose ``__init__`` never ran."""
     return RuntimeError(f"{type(obj).__name__} is not initialised: its __init__ never ran")
@@ -177,6 +200,26 @@ class WriteBuffer:
         finally:
             self._busy = False
 
+    def shrink(self, capacity: int = INITIAL_CAPACITY) -> None:
+        """Give back memory: cut the capacity to ``capacity``, or to the pending bytes if more.
+
+        For a buffer that grew for one large frame and is to be kept, idle,
+        for small ones. :meth:`clear` keeps the capacity, so that a warm
+        buffer allocates nothing; this is the way to drop it. Like
+        :meth:`clear`, refused (:class:`BufferError`) while a view from
+        :meth:`getbuffer` is alive, and between the fields of a write.
+        """
+        if capacity < 0:
+            raise ValueError(f"capacity must not be negative, got {capacity}")
+        self._claim(True)
+        try:
+            if is_exported(self._data):
+                raise BufferError("cannot shrink while a view from getbuffer() is alive")
+            if capacity < len(self._data):
+                resize(self._data, max(capacity, self._length))
+        finally:
+            self._busy = False
+
     def _claim(self, whole: bool) -> None:
         """Take the buffer for one write; release it with ``_busy = False``.
 
@@ -223,13 +266,29 @@ class ReceiveWindow:
         bytes move to a new ``bytearray`` and the old one is left to them.
         """
         self._view = None  # our own export must not count as a live view
+        self._relocate(receive_capacity(len(self._data), self._end - self._start + size))
+
+    def _trim(self) -> None:
+        """Give back the memory of a window grown for frames that have been taken.
+
+        The window keeps room for its unread bytes and one ``RECEIVE_CHUNK``
+        read (:func:`receive_capacity`). The unread bytes are copied only when
+        the window is cut to a quarter or less, so the copies cost less than
+        the bytes consumed meanwhile.
+        """
         unread = self._end - self._start
-        capacity = len(self._data)
-        needed = unread + size
-        if needed > capacity:
-            capacity = grown(capacity, needed)
-        elif capacity > max(needed, _INITIAL_CAPACITY) + _RECEIVE_CHUNK:
-            capacity = max(needed, _INITIAL_CAPACITY)  # shrink after a large frame
+        capacity = receive_capacity(len(self._data), unread + _RECEIVE_CHUNK)
+        if capacity < len(self._data):
+            self._view = None  # our own export must not count as a live view
+            self._relocate(capacity)
+
+    def _relocate(self, capacity: int) -> None:
+        """Move the unread bytes to the front of a window of ``capacity`` bytes.
+
+        If a view of the window is alive, the unread bytes go to a new
+        ``bytearray`` and the old one is left to the views.
+        """
+        unread = self._end - self._start
         if is_exported(self._data):
             fresh = bytearray(capacity)
             copy_bytes(byte_pointer(fresh), 0, self._unread(), unread)

@@ -7,23 +7,29 @@ decoder's receive window. Nothing is split or queued in this layer: complete
 frames stay in the window until :meth:`FramedReader.recv` takes one with
 ``next_frame()`` (parsed, or as ``bytes``, or as a zero-copy ``memoryview``).
 Because a frame is only taken out synchronously, after the last ``await``,
-cancelling a pending ``recv()`` can never lose one. The window is also the
-backpressure queue: once ``read_high_water`` bytes are buffered and the next
-frame is complete, the transport stops reading; it resumes when the
-application has consumed down to ``read_low_water``, or as soon as the next
-frame is incomplete (so a frame larger than the high-water mark can always
-finish). A connection therefore holds at most about
+cancelling a pending ``recv()`` can never lose one. A frame already buffered
+needs no wait, so ``recv()`` and ``async for`` yield to the loop after each
+millisecond of frames (``TURN_SECONDS``), before taking one: a burst of frames
+from one peer cannot keep the other connections of the loop waiting. The
+window is also the backpressure queue: once ``read_high_water`` bytes are
+buffered and the next frame is complete, the transport stops reading; it
+resumes when the application has consumed down to ``read_low_water``, or as
+soon as the next frame is incomplete (so a frame larger than the high-water
+mark can always finish). A connection therefore holds at most about
 ``max(read_high_water, max_frame_size)`` plus one 64 KiB read of unread bytes,
 whatever the peer sends (in a window of up to twice that capacity: it grows
-geometrically and shrinks back once the bytes are consumed). A bad prefix
-(oversized or malformed) is refused by the decoder as soon as it arrives: the
-transport is closed and ``recv()`` hands out the frames before the fault, then
-raises the decoder's error. A payload that ``message_type`` cannot parse
-does the same. The end of the stream goes to ``FrameDecoder.feed_eof()``: at
-a frame boundary ``recv()`` raises :class:`EOFError` (``async for`` stops);
-inside a frame it raises :class:`~codec.errors.TruncatedError`. An optional
-``frame_timeout`` closes a connection whose frame stays incomplete for too
-long (slow loris), using the decoder's ``frame_in_progress``.
+geometrically; whenever the reader waits for bytes, ``FrameDecoder.shrink()``
+cuts it back to room for the unread bytes and one 64 KiB read if it is more
+than four times that, so an idle connection keeps no window sized for its
+largest frame). A bad prefix (oversized or malformed) is refused by the
+decoder as soon as it arrives: the transport is closed and ``recv()`` hands
+out the frames before the fault, then raises the decoder's error. A payload
+that ``message_type`` cannot parse does the same. The end of the stream goes
+to ``FrameDecoder.feed_eof()``: at a frame boundary ``recv()`` raises
+:class:`EOFError` (``async for`` stops); inside a frame it raises
+:class:`~codec.errors.TruncatedError`. An optional ``frame_timeout`` closes a
+connection whose frame stays incomplete for too long (slow loris), using the
+decoder's ``frame_in_progress``.
 
 Strategy, sending: :meth:`FramedWriter.send` encodes into a
 :class:`~codec.framing.FrameEncoder` and schedules one flush with
@@ -40,7 +46,10 @@ encoder is set aside, untouched, and a spare one takes its place until the
 transport lets go. The export count is the proof, not a guess from
 ``get_write_buffer_size()``. When the transport is already backed up and less
 than 4 KiB is pending, the writer hands it a ``bytes`` copy instead, so a
-trickle of small sends cannot pin one 4 KiB+ buffer per write.
+trickle of small sends cannot pin one 4 KiB+ buffer per write. An encoder
+that grew past 128 KiB (a large message) is shrunk once flushed, or left to
+the transport's view if that holds it, so an idle connection keeps no buffer
+sized for its largest message.
 :meth:`FramedWriter.drain` and :meth:`FramedWriter.asend` honour the
 transport's write high-water mark as ``StreamWriter.drain()`` does.
 
@@ -56,6 +65,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
@@ -65,6 +75,7 @@ from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
 
 __all__ = [
     "DEFAULT_READ_HIGH_WATER",
+    "TURN_SECONDS",
     "FrameTimeoutError",
     "FramedProtocol",
     "FramedReader",
@@ -85,11 +96,25 @@ DEFAULT_READ_HIGH_WATER = 256 * 1024
 _FLUSH_SIZE = 64 * 1024
 # Below this, a flush into an already backed-up transport is copied (see above).
 _SMALL_WRITE = 4096
-# Spare encoders kept for reuse, and the largest capacity worth keeping.
+# Spare encoders kept for reuse (shrunk: they grow again as they are used).
 _SPARES = 2
-_MAX_SPARE_CAPACITY = 1024 * 1024
+# An encoder that grew past this (for a large frame, or a burst) gives its memory
+# back once flushed: small frames, flushed by _FLUSH_SIZE pending, never grow it
+# so far, and an idle connection keeps no buffer grown for its largest message.
+_KEPT_CAPACITY = 2 * _FLUSH_SIZE
 # Bytes asked of a StreamReader per read by FramedReader.from_stream.
 _STREAM_READ_SIZE = 64 * 1024
+# recv() and async for yield to the event loop once they have handed out
+# buffered frames for TURN_SECONDS without waiting (the clock is read every
+# _TURN_CHECK frames). A buffered frame needs no wait, so without a yield one
+# connection's burst (64 KiB of empty frames is 65,536 of them) would run its
+# handler to the end of the burst while every other connection of the loop
+# waits. A yield costs about one loop iteration (~25 us on a shared 2-core
+# machine): one per 64 small frames cost a one-connection transfer 28 %, one
+# per millisecond costs it at most a few per cent, and a turn lasts about as
+# long whatever the handler does with each frame.
+TURN_SECONDS = 0.001
+_TURN_CHECK = 16
 
 # What FramedWriter.send() frames as a raw payload rather than encodes as a message.
 _PAYLOAD_TYPES = (bytes, bytearray, memoryview)
@@ -173,6 +198,12 @@ class FramedReader(Generic[M]):
     :class:`FrameTimeoutError`; a connection lost with an error raises that
     ``OSError``. Each of these repeats on later calls.
 
+    Fairness: :meth:`recv` and ``async for`` yield to the event loop after
+    each :data:`TURN_SECONDS` (1 ms) of handing out frames without waiting,
+    even when the next one is already buffered, so a peer's burst of frames
+    cannot keep the loop's other connections waiting until its handler has
+    seen them all.
+
     Made by :func:`open_connection`, :func:`start_server`,
     :class:`FramedProtocol` or :meth:`from_stream`, not directly.
     """
@@ -183,6 +214,8 @@ class FramedReader(Generic[M]):
         self._copy = copy  # raw frames come out as bytes, not as views of the window
         # Whether the source wants _frame_taken() calls (it may change it).
         self._notify = True
+        self._turn = _TURN_CHECK  # frames to hand out before the clock is read
+        self._turn_started = time.monotonic()  # when the current turn began
 
     @overload
     @classmethod
@@ -248,10 +281,24 @@ class FramedReader(Generic[M]):
             self._source._frame_taken()
         return frame
 
+    def _turn_over(self) -> bool:
+        """Whether the task has handed out frames for ``TURN_SECONDS`` and must yield now.
+
+        Asked every ``_TURN_CHECK`` frames, before a frame is taken (so a
+        cancellation of the yield loses nothing); a yield starts the next turn.
+        """
+        self._turn = _TURN_CHECK
+        now = time.monotonic()
+        if now - self._turn_started < TURN_SECONDS:
+            return False
+        self._turn_started = now
+        return True
+
     async def _wait_frame(self) -> Any:
         """The next frame, unconverted, once it has arrived (the slow path)."""
         frame = None
         while frame is None:
+            self._decoder.shrink()  # idle until bytes come: keep no large frame's window
             await self._source._wait_readable()
             frame = self._take()
         return frame
@@ -265,6 +312,9 @@ class FramedReader(Generic[M]):
         wrapped in ``asyncio.timeout()`` or ``wait_for()`` without losing a
         message. Only one task may wait in ``recv()`` at a time.
         """
+        self._turn -= 1
+        if not self._turn and self._turn_over():
+            await asyncio.sleep(0)  # let the loop's other tasks run
         try:
             frame = self._decoder.next_frame()
         except DecodeError:
@@ -293,6 +343,9 @@ class FramedReader(Generic[M]):
         return self
 
     async def __anext__(self) -> M:
+        self._turn -= 1
+        if not self._turn and self._turn_over():
+            await asyncio.sleep(0)  # let the loop's other tasks run
         try:
             frame = self._decoder.next_frame()
         except DecodeError:
@@ -537,10 +590,16 @@ class FramedWriter:
         try:
             encoder.clear()  # refused while the transport keeps a view of the buffer
         except BufferError:
-            self._held.append(encoder)
+            # A large buffer is not worth reusing: its memory goes with the
+            # transport's view, a smaller one is taken back by _reclaim.
+            if encoder.capacity <= _KEPT_CAPACITY:
+                self._held.append(encoder)
             self._encoder = (
                 self._spares.pop() if self._spares else FrameEncoder(self._max_frame_size)
             )
+        else:  # reused at once: not with the memory of a large message
+            if encoder.capacity > _KEPT_CAPACITY:
+                encoder.shrink()
 
     def _reclaim(self) -> None:
         """Take back the set-aside encoders that the transport has let go of."""
@@ -551,7 +610,8 @@ class FramedWriter:
             except BufferError:
                 still_held.append(encoder)
                 continue
-            if len(self._spares) < _SPARES and encoder.capacity <= _MAX_SPARE_CAPACITY:
+            if len(self._spares) < _SPARES:
+                encoder.shrink()
                 self._spares.append(encoder)
         self._held = still_held
 

@@ -282,7 +282,9 @@ class FrameDecoder(ReceiveWindow):
     (the window moves to fresh memory while they are alive). With
     ``message_type`` (a google.protobuf message class, a struct class, or a
     :class:`codec.Decoder` of a struct class with its decode options) they
-    come out parsed.
+    come out parsed. The window grows with the bytes received, never with a
+    declared length; :meth:`shrink` gives back what it grew into for a large
+    frame (a warm decoder keeps its window until then).
 
     Errors: :class:`FrameTooLargeError` and :class:`~codec.errors.VarintError`
     for a bad prefix, :class:`TruncatedError` from :meth:`feed_eof` when the
@@ -443,6 +445,24 @@ class FrameDecoder(ReceiveWindow):
             if self._message_type is None:
                 return frame
             return self._parse(frame, start)
+        finally:
+            self._busy = False
+
+    def shrink(self) -> None:
+        """Give back the memory the window grew into for a large frame, once it is taken.
+
+        The window keeps room for its unread bytes and one 64 KiB read; it is
+        cut back to that only when it is more than four times larger, so
+        calling this after every read costs nothing in steady use (the
+        asyncio layer calls it whenever its reader waits for bytes). Frames
+        handed out stay valid. While a :meth:`get_buffer` view is
+        outstanding (not yet reported with :meth:`buffer_updated`) it does
+        nothing: the bytes written there must land in the window.
+        """
+        self._claim()
+        try:
+            if not self._offered:
+                self._trim()
         finally:
             self._busy = False
 

@@ -8,13 +8,14 @@ and short-lived bytearrays:
 * ``feed`` a frame (payloads up to 72,000 bytes, so the receive window grows past
   ``RECEIVE_CHUNK`` and shrinks back) or raw bytes, with ``feed()`` or with
   ``get_buffer()`` + ``buffer_updated()``, whole or split;
-* ``take`` the next frame and hold its view; ``release`` a held view; ``check``
-  every held view;
+* ``take`` the next frame and hold its view (then ``shrink()`` the window,
+  one time in two); ``release`` a held view; ``check`` every held view;
 * ``abandon`` a ``get_buffer()`` view without committing it, and later
   ``scribble`` over every abandoned view (what a late ``recv_into`` would do);
 * ``replace`` the decoder (held views outlive it);
-* encoder: ``write`` a frame, hold a ``getbuffer()`` view, ``clear``, release a
-  view, write a frame field by field (``frame()`` + nested ``message()``);
+* encoder: ``write`` a frame, hold a ``getbuffer()`` view, ``clear`` (then
+  ``shrink()``), release a view, write a frame field by field (``frame()`` +
+  nested ``message()``);
 * ``reader``: a WireReader and its zero-copy values over a bytearray, or
   ``codec.decode(zero_copy=True)``, while the bytearray is resized;
 * ``into``: ``encode_frame_into`` a bytearray that has a live view.
@@ -25,9 +26,9 @@ Properties checked by :func:`check` (see ``fuzz/README.md``):
   scribbled or compacted afterwards, and after its decoder is gone (M5);
 * frames come out equal to a model of the stream (fuzz_frame_decoder.model),
   errors are DecodeError subclasses of the model's class;
-* the encoder raises BufferError exactly when it must grow or clear while a
-  ``getbuffer()`` view is alive, and then holds the same bytes as before; a
-  held view keeps its bytes (M1);
+* the encoder raises BufferError exactly when it must grow, clear or shrink
+  while a ``getbuffer()`` view is alive, and then holds the same bytes as
+  before; a held view keeps its bytes (M1);
 * a bytearray cannot be resized while a WireReader, a value it yielded or a
   zero-copy field of a decoded struct is alive (the codec holds a real buffer
   export, not a bare pointer: M3), and the values keep their bytes;
@@ -231,6 +232,13 @@ class State:
         else:
             assert not self.enc_views, "clear() under a live getbuffer() view"
             self.written.clear()
+        try:
+            self.encoder.shrink()
+        except BufferError:
+            assert self.enc_views, "shrink() refused without a live view"
+        else:
+            assert not self.enc_views, "shrink() under a live getbuffer() view"
+        assert self._encoder_bytes() == self.written
 
 
 def _reader_op(program: Program) -> None:
@@ -304,6 +312,8 @@ def check(data: bytes) -> None:
             state.feed(raw, bool(program.byte() & 1), program.byte())
         elif op in (3, 4):
             state.take()
+            if op == 4:
+                state.decoder.shrink()
         elif op == 5 and state.held:
             view, _ = state.held.pop(program.byte() % len(state.held))
             view.release()

@@ -50,6 +50,13 @@ Figures (``reliability_anchors.md`` §5; all by default, in this order):
   stream, what went missing, and calls refused.
 * ``stale``: 100 fresh decoders after freed heap blocks were filled with a
   marker: how many ``get_buffer(n)`` views held non-zero bytes.
+* ``idle``: tracemalloc bytes kept per idle ``codec.aio`` server connection
+  (8 plain-socket peers, a discarding and an echoing handler) once each peer
+  has sent nothing, one 4 MiB frame, a 62 KB burst of small frames, or a
+  slowloris prefix, and then fallen silent.
+* ``fairness``: a good client's round trips (p50, p99, max) against a
+  ``codec.aio`` echo server while 0, 3 and 5 peers each send 64 KiB of empty
+  frames every 0.5 s (the peers run in a child process).
 
 ``--corpus`` adds corpus directories (e.g. the ones a long fuzzing session grew);
 each figure reads the directories named after its target.
@@ -1033,6 +1040,190 @@ def stale(extra: list[Path], _: int) -> None:
         print(f"  n = {size:>8}: {dirty:>3} / 100 views held non-zero bytes ({nonzero} bytes)")
 
 
+# --- codec.aio: idle connections and fairness -------------------------------------------
+
+IDLE_CONNECTIONS = 8
+
+
+def _idle_scenarios() -> dict[str, bytes]:
+    """What each peer sends before it falls silent, by name."""
+    varint = codec.varint.encode
+    return {
+        "nothing": b"",
+        "one 4 MiB frame": varint(4 * MiB) + bytes(4 * MiB),
+        "a 62 KB burst of 100 B frames": (varint(100) + bytes(100)) * 615,
+        "a slowloris prefix (4 MiB declared, 100 B sent)": varint(4 * MiB) + bytes(100),
+    }
+
+
+def _frames_in(stream: bytes) -> list[int]:
+    """The payload sizes of the complete frames of ``stream``."""
+    decoder = codec.FrameDecoder()
+    decoder.feed(stream)
+    return [len(frame) for frame in decoder]
+
+
+async def _idle_connections(stream: bytes, echo: bool) -> int:
+    """Traced bytes kept by ``IDLE_CONNECTIONS`` server connections once their peers are idle.
+
+    Each peer is a blocking socket in a thread: it sends ``stream``, reads the
+    echo of its complete frames if ``echo``, then stays connected and silent
+    while the server's memory is measured.
+    """
+    import asyncio
+    import socket
+
+    import codec.aio
+
+    sizes = _frames_in(stream)
+    echoed = sum(codec.varint.size(size) + size for size in sizes) if echo else 0
+    taken = 0
+
+    async def handler(reader: codec.aio.FramedReader[Any], writer: codec.aio.FramedWriter) -> None:
+        nonlocal taken
+        async for message in reader:
+            if echo:
+                writer.send(message)
+            del message  # what the library keeps, not what the handler does
+            taken += 1
+
+    quiet = threading.Event()
+    done: list[threading.Event] = []
+    room = bytearray(64 * KiB)  # shared by the peers: its content is not looked at
+
+    def peer(port: int, finished: threading.Event) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(stream)
+            left = echoed
+            while left:
+                left -= sock.recv_into(room, min(left, len(room)))
+            finished.set()
+            quiet.wait()
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        server = await codec.aio.start_server(handler, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        threads = []
+        for _ in range(IDLE_CONNECTIONS):
+            finished = threading.Event()
+            done.append(finished)
+            thread = threading.Thread(target=peer, args=(port, finished), daemon=True)
+            thread.start()
+            threads.append(thread)
+        while not all(event.is_set() for event in done) or taken < len(sizes) * len(threads):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # the last reads and flushes, then silence
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        quiet.set()
+    server.close()
+    await server.wait_closed()
+    for thread in threads:
+        thread.join()
+    return kept // IDLE_CONNECTIONS
+
+
+def idle(extra: list[Path], _: int) -> None:
+    import asyncio
+
+    print(
+        f"\n## traced memory per idle codec.aio server connection ({IDLE_CONNECTIONS} peers,"
+        " server included), once the peer has sent, then fallen silent"
+    )
+    for name, stream in _idle_scenarios().items():
+        for echo in (False, True):
+            if echo and not _frames_in(stream):
+                continue
+            kept = asyncio.run(_idle_connections(stream, echo))
+            handler = "echo" if echo else "discard"
+            print(f"  {name:48} {handler:8} {kept:>12,} B")
+
+
+# A peer process: flooding peers and one good client against a codec.aio echo server.
+_FAIRNESS_PEERS = """
+import json, socket, sys, threading, time
+port, floods, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+stop = time.monotonic() + seconds
+burst = bytes(64 * 1024)  # 65,536 empty frames
+
+def flood():
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        while time.monotonic() < stop:
+            sock.sendall(burst)
+            time.sleep(0.5)
+
+threads = [threading.Thread(target=flood, daemon=True) for _ in range(floods)]
+for thread in threads:
+    thread.start()
+time.sleep(0.5)
+request = bytes([20]) + bytes(range(20))
+rtts = []
+with socket.create_connection(("127.0.0.1", port)) as sock:
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while time.monotonic() < stop:
+        started = time.perf_counter()
+        sock.sendall(request)
+        reply = b""
+        while len(reply) < len(request):
+            reply += sock.recv(len(request) - len(reply))
+        rtts.append(time.perf_counter() - started)
+        time.sleep(0.005)
+for thread in threads:
+    thread.join()
+print(json.dumps(rtts))
+"""
+
+
+async def _fairness_run(floods: int, seconds: float) -> list[float]:
+    """Round trips of a good client while ``floods`` peers send bursts of empty frames."""
+    import asyncio
+
+    import codec.aio
+
+    async def handler(reader: codec.aio.FramedReader[Any], writer: codec.aio.FramedWriter) -> None:
+        async for message in reader:
+            if message:  # requests are answered; empty frames are heartbeats
+                writer.send(message)
+
+    server = await codec.aio.start_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    peers = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _FAIRNESS_PEERS,
+        str(port),
+        str(floods),
+        str(seconds),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    output, _ = await peers.communicate()
+    server.close()
+    await server.wait_closed()
+    return json.loads(output)  # type: ignore[no-any-return]
+
+
+def fairness(extra: list[Path], _: int) -> None:
+    import asyncio
+
+    print(
+        "\n## a good client's round trips (a 21-byte frame echoed) while flooding peers each"
+        " send 64 KiB of empty frames every 0.5 s (peers in another process)"
+    )
+    for floods in (0, 3, 5):
+        rtts = sorted(asyncio.run(_fairness_run(floods, 6.0)))
+        p50 = rtts[len(rtts) // 2] * 1e3
+        p99 = rtts[len(rtts) * 99 // 100] * 1e3
+        print(
+            f"  {floods} flooding peers: {len(rtts):>5} round trips, p50 {p50:7.2f} ms,"
+            f" p99 {p99:7.2f} ms, max {rtts[-1] * 1e3:7.2f} ms"
+        )
+
+
 # --- R4-R7: the profiler -----------------------------------------------------------------
 
 
@@ -1287,6 +1478,8 @@ FIGURES: dict[str, Callable[[list[Path], int], None]] = {
     "uninitialised": uninitialised,
     "misuse": misuse,
     "stale": stale,
+    "idle": idle,
+    "fairness": fairness,
 }
 
 

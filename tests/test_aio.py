@@ -35,6 +35,7 @@ What is checked, in both builds (compiled core and ``CODEC_PURE_PYTHON=1``):
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import gc
 import random
@@ -551,6 +552,131 @@ def test_slow_consumer_bounded(run: Run, net: Net) -> None:
         assert most <= 2 * high + RECEIVE_CHUNK
 
     run(body)
+
+
+IDLE_LIMIT = 300 * KiB  # what an idle connection may keep, whatever it received before
+
+
+@pytest.mark.parametrize("echo", [False, True], ids=["discard", "echo"])
+def test_an_idle_connection_gives_back_the_memory_of_a_large_frame(
+    run: Run, tcp: Net, echo: bool
+) -> None:
+    """After one 4 MiB frame, taken (and echoed), the silent connection keeps < 300 KiB.
+
+    The receive window used to shrink only at the next read, which an idle
+    connection never makes (it kept 9 MiB), and the writer's encoder kept
+    its 4 MiB (13 MiB in all, echoing). Traced memory of the whole process:
+    the peer is a thread whose buffers are made before the measurement.
+    """
+    stream = naive_stream([bytes(4 * MiB - 8)])
+    room = bytearray(64 * KiB)
+    received = threading.Event()
+    quiet = threading.Event()
+
+    def peer(sock: socket.socket) -> None:
+        sock.sendall(stream)
+        left = len(stream) if echo else 0
+        while left:
+            left -= sock.recv_into(room, min(left, len(room)))
+        received.set()
+        quiet.wait(TIMEOUT)
+
+    async def body() -> int:
+        taken = asyncio.Event()
+
+        async def handler(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            message = await reader.recv()
+            if echo:
+                writer.send(message)
+            del message
+            taken.set()
+            with contextlib.suppress(EOFError):
+                await reader.recv()
+
+        async with await tcp.serve(handler):
+            client = Peer(peer, tcp.dial())
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            client.start()
+            await taken.wait()
+            while not received.is_set():
+                await asyncio.sleep(0.005)
+            for _ in range(3):
+                await asyncio.sleep(0)  # the writer's flush, if not done yet
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+            quiet.set()
+            await client.outcome()
+        return kept
+
+    tracemalloc.start()
+    try:
+        kept = run(body)
+    finally:
+        tracemalloc.stop()
+    assert kept < IDLE_LIMIT
+
+
+# --- fairness ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("via", ["recv", "async for"])
+def test_a_burst_of_buffered_frames_lets_other_tasks_run(
+    run: Run, tcp: Net, via: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20,000 empty frames, all buffered: the loop's other tasks run while they are read.
+
+    recv() and async for used to return buffered frames without ever
+    yielding, so one peer's burst held up every other connection of the loop
+    until its handler had seen the whole of it. A ticker task, always ready,
+    counts the loop's turns; the handler notes the count at each frame.
+    Counted, not timed: with turns of no time at all, the reader yields at
+    each look at the clock, every ``_TURN_CHECK`` frames.
+    """
+    monkeypatch.setattr(codec.aio, "TURN_SECONDS", 0.0)
+    every = codec.aio._TURN_CHECK
+    count = 20_000
+    burst = bytes(count)  # 20,000 empty frames
+
+    async def body() -> list[int]:
+        ticks = 0
+        seen: list[int] = []
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.done():
+                ticks += 1
+                await asyncio.sleep(0)
+
+        async def handler(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            while reader.buffered < count:  # the whole burst in the window first
+                await asyncio.sleep(0.001)
+            if via == "recv":
+                for _ in range(count):
+                    await reader.recv()
+                    seen.append(ticks)
+            else:
+                async for _ in reader:
+                    seen.append(ticks)
+                    if len(seen) == count:
+                        break
+            done.set_result(None)
+
+        async with await tcp.serve(handler):
+            peer = Peer(lambda sock: sock.sendall(burst), tcp.dial())
+            peer.start()
+            task = asyncio.create_task(ticker())
+            await done
+            await task
+            await peer.outcome()
+        return seen
+
+    seen = run(body)
+    assert len(seen) == count
+    runs = collections.Counter(seen)  # frames handed out in a row, between two ticks
+    assert max(runs.values()) <= every
+    assert len(runs) >= count // every
 
 
 # --- concurrent senders ---------------------------------------------------------------

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -483,6 +484,71 @@ def test_window_shrinks_back_after_a_large_frame(hold: bool) -> None:
     assert window_capacity(decoder) <= 128 * KiB
     if hold:
         assert bytes(view) == big
+
+
+@pytest.mark.parametrize("message_type", [None, Blob], ids=["raw", "parsed"])
+def test_shrink_gives_back_the_window_of_a_large_frame(message_type: Any) -> None:
+    """Once a large frame is taken, shrink() gives its memory back without a next read.
+
+    An idle connection gets no next read: it kept twice its largest frame.
+    """
+    big = Blob(data=b"B" * (2 * MiB)).SerializeToString()
+    small = Blob(data=b"small").SerializeToString()
+    stream = naive_frame(big) + naive_frame(small)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        decoder = FrameDecoder(message_type=message_type)
+        decoder.feed(stream)
+        large = decoder.next_frame()
+        assert decoder.buffered == len(naive_frame(small))
+        if message_type is None:
+            assert bytes(large) == big  # the large frame's view outlives the cut
+        else:
+            assert large == Blob(data=b"B" * (2 * MiB))
+        del large
+        decoder.shrink()
+        last = decoder.next_frame()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert last == (small if message_type is None else Blob(data=b"small"))
+    assert kept < 256 * KiB  # the decoder, the last frame, and no 2 MiB window
+
+
+def test_window_in_steady_use_is_not_cut_back() -> None:
+    """Frames of 64 KiB read 64 KiB at a time, shrink() after each read: one window throughout.
+
+    Nothing is cut back and grown again in turn (as codec.aio reads).
+    """
+    stream = naive_frame(bytes(64 * KiB)) * 40
+    decoder = FrameDecoder()
+    capacities = []
+    pos = 0
+    while pos < len(stream):
+        with decoder.get_buffer(-1) as room:
+            size = min(len(room), len(stream) - pos)
+            room[:size] = stream[pos : pos + size]
+        decoder.buffer_updated(size)
+        pos += size
+        capacities += [len(frame.obj) for frame in decoder]
+        decoder.shrink()
+    assert len(capacities) == 40
+    assert len(set(capacities[2:])) == 1  # after the first reads grew it
+
+
+def test_no_shrink_under_an_offered_receive_buffer() -> None:
+    """Bytes written into a get_buffer() view land in the stream, shrink() called meanwhile."""
+    decoder = FrameDecoder()
+    decoder.feed(naive_frame(b"B" * (2 * MiB)) + OK)
+    room = decoder.get_buffer(16)
+    room[:3] = naive_frame(b"hi")
+    assert len(decoder.next_frame()) == 2 * MiB
+    decoder.shrink()
+    del room
+    decoder.buffer_updated(3)
+    assert drain(decoder) == [b"ok", b"hi"]
 
 
 # --- I2: poisoning ------------------------------------------------------------------
@@ -1016,6 +1082,26 @@ def test_encoder_capacity_and_clear() -> None:
         FrameEncoder(capacity=-1)
 
 
+def test_encoder_shrink_gives_back_capacity_and_keeps_pending_frames() -> None:
+    encoder = FrameEncoder()
+    encoder.write(b"x" * MiB)
+    encoder.clear()
+    encoder.write(b"abc")
+    encoder.shrink()
+    assert encoder.capacity == 4096
+    encoder.shrink(2)  # never below the pending bytes
+    assert encoder.capacity == 4
+    assert bytes(encoder.getbuffer()) == b"\x03abc"
+    encoder.shrink(100)  # nor above the capacity
+    assert encoder.capacity == 4
+    with encoder.getbuffer(), pytest.raises(BufferError):
+        encoder.shrink(4)
+    with pytest.raises(ValueError):
+        encoder.shrink(-1)
+    encoder.write(b"y" * 10_000)
+    assert bytes(encoder.getbuffer()) == b"\x03abc" + naive_frame(b"y" * 10_000)
+
+
 # --- buffer safety (M1, M5, M6) ----------------------------------------------------
 
 
@@ -1277,6 +1363,7 @@ ENCODER_REENTRY: dict[str, Callable[[FrameEncoder], object]] = {
     "encode a pb2 message": lambda encoder: encoder.encode(sample()),
     "frame": lambda encoder: encoder.frame().__enter__(),
     "clear": lambda encoder: encoder.clear(),
+    "shrink": lambda encoder: encoder.shrink(),
     "getbuffer": lambda encoder: encoder.getbuffer(),
     "a WireWriter over it": lambda encoder: codec.WireWriter(encoder).uint32(1, 1),
     "__init__": lambda encoder: encoder.__init__(),  # type: ignore[misc]
@@ -1354,6 +1441,7 @@ DECODER_REENTRY: dict[str, Callable[[FrameDecoder], object]] = {
     "iteration": lambda decoder: list(decoder),
     "feed_eof": lambda decoder: decoder.feed_eof(),
     "frame_in_progress": lambda decoder: decoder.frame_in_progress,
+    "shrink": lambda decoder: decoder.shrink(),
     "__init__": lambda decoder: decoder.__init__(),  # type: ignore[misc]
 }
 

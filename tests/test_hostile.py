@@ -1275,6 +1275,7 @@ UNINITIALISED_CALLS: dict[str, str] = {
     "raw": "o.raw(b'x')",
     "scope_id": "o.scope_id",
     "sfixed32": "o.sfixed32(1, 1)",
+    "shrink": "o.shrink()",
     "sfixed64": "o.sfixed64(1, 1)",
     "sint32": "o.sint32(1, 1)",
     "sint64": "o.sint64(1, 1)",

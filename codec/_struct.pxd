@@ -152,7 +152,6 @@ cdef extern from *:
 
 cdef uint64_t _MASK32, _MASK64
 cdef Py_ssize_t _DIRECT_NUMBERS
-cdef int64_t _INT32_MIN, _INT32_MAX
 cdef int _MAX_DEPTH
 cdef enum:  # how _write_value writes a value
     _UNTAGGED = 0

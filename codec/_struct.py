@@ -126,8 +126,6 @@ _STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
-_INT32_MIN = -(2**31)
-_INT32_MAX = 2**31 - 1
 
 
 class FieldPlan:

@@ -121,15 +121,13 @@ SGROUP: int = _SGROUP  # start of a group (proto2, deprecated)
 EGROUP: int = _EGROUP  # end of a group
 I32: int = _I32  # fixed32, sfixed32, float
 
+MAX_FIELD_NUMBER: int = _MAX_FIELD_NUMBER  # a tag is field << 3 | wire type, below 2**32
 # The size of a length-delimited value takes at most 5 bytes (non-minimal ones
 # included), as upb reads it: no writer pads a size further (protozero pads to 4),
 # and 5 bytes hold every size a message can have.
-MAX_FIELD_NUMBER: int = _MAX_FIELD_NUMBER  # a tag is field << 3 | wire type, below 2**32
 MAX_SIZE_BYTES: int = MAX_PREFIX_BYTES
 # Messages and groups nested deeper than this are refused: protobuf C++/Java/upb.
 DEFAULT_MAX_DEPTH = 100
-
-_MASK64 = 2**64 - 1
 
 
 def _numpy() -> Any:

@@ -13,7 +13,8 @@ from typing import Any
 compiled = False
 
 # C type names used in those decorators.
-bint = int = double = longlong = ulonglong = Py_ssize_t = p_uchar = None
+bint = int = double = longlong = ulonglong = Py_ssize_t = p_uchar = void = None
+NULL = None  # an absent pointer, which uncompiled code passes along unread
 
 
 def _unchanged(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -28,6 +28,7 @@ COMPILED_MODULES = (
     "codec._buffer",
     "codec.wire",
     "codec._struct",
+    "codec._encode",
     "codec.framing",
     "codec.profiler._recorder",
 )

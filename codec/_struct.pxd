@@ -24,13 +24,6 @@ from codec._wire cimport (
 
 ctypedef unsigned char uchar
 
-ctypedef struct MapItem:  # a map entry being sorted (see _write_sorted_map)
-    PyObject *key
-    PyObject *value
-    uint64_t number  # integer keys: the masked 64-bit pattern
-    const char *text  # string keys: UTF-8 and its length
-    Py_ssize_t size
-ctypedef MapItem *item_ptr
 ctypedef PyObject *object_ptr
 ctypedef PyObject **slot_ptr
 ctypedef uint64_t *word_ptr
@@ -84,30 +77,31 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* Bytes of C stack left below this point in the calling thread, from the
-       thread's stack bounds, found once per thread; PY_SSIZE_T_MAX where the
-       platform does not tell them. The stack grows down on every platform
-       CPython supports. */
+    /* How much C stack the calling thread has left, from its stack bounds. The
+       stack grows down on every platform CPython supports. */
     #if defined(__linux__) || defined(__APPLE__)
     #include <pthread.h>
     #endif
     #if defined(_WIN32)
     #include <windows.h>
     #endif
-    static CYTHON_INLINE Py_ssize_t codec_stack_left(void) {
+    /* The address of the calling frame. */
+    #if defined(__GNUC__) || defined(__clang__)
+    /* The frame itself: AddressSanitizer may move locals to a heap "fake stack". */
+    #define CODEC_HERE() ((char *)__builtin_frame_address(0))
+    #else
+    static char *codec_here(void) { char local; return (char *)&local; }
+    #define CODEC_HERE() codec_here()
+    #endif
+    /* The lowest address of the calling thread's stack, found once per thread;
+       NULL where the platform does not tell it. */
+    static CYTHON_INLINE char *codec_stack_low(void) {
     #if defined(_MSC_VER)
         static __declspec(thread) char *low = NULL;
         static __declspec(thread) int known = 0;
     #else
         static __thread char *low = NULL;
         static __thread int known = 0;
-    #endif
-    #if defined(__GNUC__) || defined(__clang__)
-        /* The frame itself: AddressSanitizer may move locals to a heap "fake stack". */
-        char *here = (char *)__builtin_frame_address(0);
-    #else
-        char local;
-        char *here = &local;
     #endif
         if (!known) {
             known = 1;
@@ -128,6 +122,13 @@ cdef extern from *:
             low = (char *)lowest;
     #endif
         }
+        return low;
+    }
+    /* Bytes of C stack left below this point in the calling thread; PY_SSIZE_T_MAX
+       where the bounds are unknown. */
+    static CYTHON_INLINE Py_ssize_t codec_stack_left(void) {
+        char *low = codec_stack_low();
+        char *here = CODEC_HERE();
         if (low == NULL || here < low) return PY_SSIZE_T_MAX;
         return (Py_ssize_t)(here - low);
     }
@@ -146,28 +147,29 @@ cdef extern from *:
     #ifndef CODEC_STACK_RESERVE
     #define CODEC_STACK_RESERVE (16 * 1024)
     #endif
+    /* The lowest address a frame may have before nesting stops, CODEC_STACK_RESERVE
+       above the bottom of the calling thread's stack (NULL: no bound), so a walk
+       compares one pointer a level. */
+    static CYTHON_INLINE char *codec_stack_floor(void) {
+        char *low = codec_stack_low();
+        return low == NULL ? NULL : low + CODEC_STACK_RESERVE;
+    }
+    static CYTHON_INLINE int codec_below(char *floor) {
+        return floor != NULL && CODEC_HERE() < floor;
+    }
     """
     Py_ssize_t codec_stack_left() nogil
     Py_ssize_t CODEC_STACK_RESERVE
+    char *codec_stack_floor() nogil
+    bint codec_below(char *floor) nogil
 
-cdef uint64_t _MASK32, _MASK64
 cdef Py_ssize_t _DIRECT_NUMBERS
 cdef int _MAX_DEPTH
-cdef enum:  # how _write_value writes a value
-    _UNTAGGED = 0
-    _TAGGED = 1
-    _IMPLICIT = 2
-cdef Py_ssize_t _MAX_SCALAR_BYTES
 cdef str _PLAN_NAME
-cdef str _STACK_EXHAUSTED
 
 cdef bint _stack_room() noexcept
 @cython.locals(descriptor=member_descr_ptr)
 cdef Py_ssize_t _member_offset(object member) except? -1
-cdef char *_address(object message, FieldPlan field) noexcept
-@cython.locals(item=object_ptr)
-cdef object _slot(object message, FieldPlan field)
-cdef bint _has(Struct message, Py_ssize_t bit) noexcept
 @cython.locals(words=word_ptr)
 cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) except -1
 @cython.locals(mask=uint64_t, one=uint64_t)
@@ -236,7 +238,6 @@ cdef class Struct:
     cdef uint64_t _has  # presence bits 0-63
     cdef uint64_t *_has_more  # the others, for messages with more than 64 (made on first use)
     cdef public bytes _unknown
-    cdef Py_ssize_t _size  # left by message_size_at for write_message_at
 
 cdef class Container:
     cdef readonly MessagePlan plan
@@ -269,44 +270,11 @@ cdef object _NO_INPUT
 cdef Py_ssize_t _MAX_COUNT
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
-cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
-cdef Py_ssize_t _bytes_size(FieldPlan field, MessagePlan plan, object value) except -1
-@cython.locals(size=Py_ssize_t, view=Py_buffer)
-cdef Py_ssize_t _write_bytes(FieldPlan field, MessagePlan plan, object value, uchar *out,
-                             Py_ssize_t pos, Py_ssize_t end, int tagged) except -1
-cdef Py_ssize_t _STACK_ITEMS
-@cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
-               scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
-               item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
-cdef Py_ssize_t _write_sorted_map(FieldPlan field, MessagePlan plan, dict mapping, uchar *out,
-                                  Py_ssize_t pos, Py_ssize_t end, int depth) except -1
-cdef int _sort_value(MapItem *item, bint text, uint64_t mask) except -1
-@cython.locals(signed=int64_t, overflow=int, unsigned=uint64_t)
-cdef uint64_t _key_number(object key) except? 0xfffffffffffffffe
-@cython.locals(x=item_ptr, y=item_ptr, common=Py_ssize_t, order=int)
-cdef int _text_before(const void *a, const void *b) noexcept nogil
-@cython.locals(x=item_ptr, y=item_ptr)
-cdef int _number_before(const void *a, const void *b) noexcept nogil
-cdef int _check_container(FieldPlan field, MessagePlan plan, object value) except -1
+cdef object _lone_surrogate(FieldPlan field, MessagePlan plan)
+@cython.locals(size=Py_ssize_t)
+cdef int _check_text(FieldPlan field, MessagePlan plan, str text) except -1
 cdef bint _sized(object value) except -1
-@cython.locals(total=Py_ssize_t, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, unknown=bytes,
-               bits=uint64_t)
-cdef Py_ssize_t message_size_at(MessagePlan plan, Struct message, int depth) except -1
-cdef Py_ssize_t _measured(Struct message) noexcept
-@cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t, field=FieldPlan)
-cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
-cpdef Py_ssize_t message_size(object message) except -1
 cdef MessagePlan plan_of(object message)
-cdef object _changed(MessagePlan plan)
-cdef Py_ssize_t write_message_at(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
-                                 Py_ssize_t end, int depth) except -1
-@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, unknown=bytes, value=object,
-               bits=uint64_t)
-cdef Py_ssize_t _write_fields(MessagePlan plan, Struct message, uchar *out, Py_ssize_t pos,
-                              Py_ssize_t end, int depth) except -1
-@cython.locals(view=Py_buffer, out=cython.p_uchar)
-cdef Py_ssize_t write_struct(MessagePlan plan, Struct message, bytearray data, Py_ssize_t pos,
-                              Py_ssize_t size) except -1
 
 @cython.locals(wire=int)
 cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
@@ -344,3 +312,26 @@ cdef bint _decode_entry_struct(FieldPlan field, dict mapping, const uchar *data,
                               int depth) except -1
 cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
 cdef const uchar *_bytes_of(object source)
+
+
+# Reading a slot and a presence bit: inline here, as the encoder in _encode.py reads them too.
+cdef inline char *_address(object message, FieldPlan field) noexcept:
+    # where field's slot is in message (an object of its plan's class)
+    return <char *><PyObject *>message + field.offset
+
+
+cdef inline object _slot(object message, FieldPlan field):
+    # the value in field's slot of message (None for an empty slot)
+    cdef PyObject *item = (<slot_ptr>_address(message, field))[0]
+    if item == NULL:
+        return None
+    return <object>item
+
+
+cdef inline bint _has(Struct message, Py_ssize_t bit) noexcept:
+    # whether presence bit ``bit`` of message is set
+    if bit < 64:
+        return (message._has >> bit) & 1
+    if message._has_more == NULL:
+        return False
+    return (message._has_more[(bit >> 6) - 1] >> (bit & 63)) & 1

@@ -1,4 +1,4 @@
-"""Structs: message objects with slots at fixed offsets, and their compiled encode and decode.
+"""Structs: message objects with slots at fixed offsets, and their compiled decoder.
 
 Strategy: :mod:`codec.schema` turns each protobuf message descriptor into a
 :class:`MessagePlan`: its fields in number order, each a :class:`FieldPlan`
@@ -10,21 +10,8 @@ reads fields through member descriptors, the compiled encoder and decoder
 by offset, and a vectorcall constructor takes keywords without a kwargs
 dict. Assignment is checked as pb2 checks it (see "the object model").
 
-Encoding is two passes over the plan: :func:`message_size_at` measures, then
-:func:`write_message_at` writes into room already made, so a nested message's
-length prefix is known before its body and is always minimal. The size pass
-leaves each struct's size in a slot of the struct (``_size``, as protobuf
-C++'s ``_cached_size_``), where the write pass reads the length prefixes of
-sub-messages and map entries: every message is measured once, and encoding
-is linear in the size of the tree, however deep. Nothing is allocated for
-integers, floats, ``bytes``, ``str`` (CPython keeps a ``str``'s UTF-8 form)
-or nested structs, so a warm encode allocates nothing. The write pass does
-not trust the size pass: Python code can run between and during the passes
-(a value's ``__index__``, a sequence's ``__iter__``, another thread) and
-change the struct, so every value is written only if it fits in the room
-left, and each length-delimited part must fill exactly the size measured
-for it; otherwise :class:`EncodeError` says the struct changed while it was
-being encoded.
+Encoding is :mod:`codec._encode`, which reads the slots through the same
+plan.
 
 Decoding walks the tags once, looks fields up by number, and follows the
 protobuf rules that the conformance suite requires: last value wins for
@@ -41,7 +28,6 @@ This file is Cython pure-Python mode (types in ``_struct.pxd``).
 from __future__ import annotations
 
 import contextlib
-import operator
 from typing import Any
 
 try:
@@ -61,15 +47,12 @@ from codec.errors import (
 )
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
-    from codec._buffer import copy_bytes, uninitialised
+    from codec._buffer import uninitialised
     from codec._varint import (
-        acquire,
         position,
         read_le,
         varint_size,
         varint_value,
-        varint_write,
-        write_le,
     )
     from codec._wire import (
         BOOL,
@@ -77,19 +60,14 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
         DOUBLE,
         EGROUP,
         ENUM,
-        FIXED32,
         FLOAT,
         GROUP,
         I32,
         I64,
-        INT32,
         LEN,
         MESSAGE,
-        SFIXED32,
         SGROUP,
-        SINT32,
         STRING,
-        UINT32,
         VARINT,
         fixed_end,
         fixed_value_of,
@@ -122,7 +100,7 @@ _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessageP
 # stack can be small (32 KiB is legal): the encoder and the decoder stop, with
 # an error, while CODEC_STACK_RESERVE of it is left (16 KiB; more under
 # AddressSanitizer, see _struct.pxd), whatever max_depth allows.
-_STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
+STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -320,22 +298,18 @@ def _member_offset(member: Any) -> int:
 # holds whatever was appended, so a bad value can never reach the wire.
 
 
-def _address(message: Any, field: FieldPlan) -> Any:
-    """Compiled: where ``field``'s slot is in ``message`` (an object of its plan's class)."""
-    return cython.cast(cython.p_char, cython.cast(object_ptr, message)) + field.offset  # type: ignore[name-defined]
+if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they are used
 
-
-def _slot(message: Any, field: FieldPlan) -> Any:
-    """The value in ``field``'s slot of ``message`` (None for an empty slot)."""
-    if cython.compiled:
-        item = cython.cast(slot_ptr, _address(message, field))[0]
-        if item == cython.NULL:
+    def _slot(message: Any, field: FieldPlan) -> Any:
+        """The value in ``field``'s slot of ``message`` (None for an empty slot)."""
+        try:
+            return field.member.__get__(message, None)
+        except AttributeError:
             return None
-        return cython.cast(object, item)
-    try:
-        return field.member.__get__(message, None)
-    except AttributeError:
-        return None
+
+    def _has(message: Struct, bit: int) -> bool:
+        """Whether presence bit ``bit`` of ``message`` is set."""
+        return bool((getattr(message, "_has", 0) >> bit) & 1)
 
 
 @cython.cfunc
@@ -360,17 +334,6 @@ def _store(message: Any, field: FieldPlan, value: Any) -> None:
         Py_XDECREF(old)  # last: a finaliser may run
     else:
         field.member.__set__(message, value)
-
-
-def _has(message: Struct, bit: int) -> bool:
-    """Whether presence bit ``bit`` of ``message`` is set."""
-    if cython.compiled:
-        if bit < 64:
-            return (message._has >> bit) & 1
-        if message._has_more == cython.NULL:
-            return False
-        return (message._has_more[(bit >> 6) - 1] >> (bit & 63)) & 1
-    return bool((getattr(message, "_has", 0) >> bit) & 1)
 
 
 def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
@@ -480,7 +443,7 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         return value
     if kind == STRING:
         if type(value) is str:
-            _text_size(field, plan, value)  # a lone surrogate is an EncodeError
+            _check_text(field, plan, value)
             return value
         if isinstance(value, bytes):
             try:
@@ -515,6 +478,37 @@ def _type_error(plan: MessagePlan, field: FieldPlan, expected: str, value: Any) 
     )
 
 
+def _encode_error(field: FieldPlan, plan: MessagePlan, problem: str) -> EncodeError:
+    return EncodeError(f"{plan.full_name}.{field.name}: {problem}")
+
+
+def _lone_surrogate(field: FieldPlan, plan: MessagePlan) -> EncodeError:
+    """The error for a ``str`` with no UTF-8 form (compiled: the one CPython raised is cleared)."""
+    if cython.compiled:
+        PyErr_Clear()
+    return _encode_error(field, plan, "string has a lone surrogate")
+
+
+def _check_text(field: FieldPlan, plan: MessagePlan, text: str) -> None:
+    """Refuse a ``str`` with no UTF-8 form (compiled: CPython makes and keeps it)."""
+    if cython.compiled:
+        if _utf8_or_null(text, cython.address(size)) == cython.NULL:
+            raise _lone_surrogate(field, plan)
+    else:
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            raise _lone_surrogate(field, plan) from None
+
+
+def _sized(value: Any) -> bool:
+    try:
+        len(value)
+    except TypeError:  # no length, or a 0-d numpy array
+        return False
+    return True
+
+
 def _plan_of_class(cls: Any) -> MessagePlan:
     """The plan of a struct class (or of a subclass of one), checked to match its layout.
 
@@ -537,6 +531,13 @@ def _plan_of_class(cls: Any) -> MessagePlan:
     if bound.cls is not cls and not (isinstance(cls, type) and issubclass(cls, bound.cls)):
         raise TypeError(f"{cls.__name__}.__plan__ is not the plan of its class")
     return bound
+
+
+def plan_of(message: Any) -> MessagePlan:
+    """The plan of a struct instance."""
+    if not isinstance(message, Struct):
+        raise EncodeError(f"expected a struct, not {type(message).__name__}")
+    return _plan_of_class(type(message))
 
 
 def new_struct(plan: MessagePlan) -> Struct:
@@ -734,6 +735,8 @@ class Struct:
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
+        from codec._encode import encode  # which imports this module
+
         return (decode, (type(self), encode(self)))
 
 
@@ -799,904 +802,6 @@ class Container:
         raise AttributeError(f"cannot delete field {self.field.name!r}")
 
 
-# --- encoding: values ------------------------------------------------------
-#
-# A scalar's bits come from the wire core (codec._wire.scalar_bits: the type,
-# range and pattern rules of every kind, shared with codec.wire), its errors
-# naming the field by its label. Strings and bytes are measured and written here.
-
-
-def _encode_error(field: FieldPlan, plan: MessagePlan, problem: str) -> EncodeError:
-    return EncodeError(f"{plan.full_name}.{field.name}: {problem}")
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan, plan=MessagePlan, size=cython.Py_ssize_t)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _text_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
-    """UTF-8 length of a string field's value (compiled: CPython's cached UTF-8)."""
-    if type(value) is not str:
-        return _bytes_size(field, plan, _not_text(field, plan, value))
-    if cython.compiled:
-        if _utf8_or_null(value, cython.address(size)) == cython.NULL:
-            PyErr_Clear()
-            raise _encode_error(field, plan, "string has a lone surrogate")
-        return size  # type: ignore[has-type]
-    try:
-        return len(value.encode())
-    except UnicodeEncodeError:
-        raise _encode_error(field, plan, "string has a lone surrogate") from None
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    out=cython.p_uchar,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    tagged=cython.int,
-    size=cython.Py_ssize_t,
-    text="const char *",
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _write_text(
-    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, tagged: int
-) -> int:
-    if type(value) is not str:
-        return _write_bytes(field, plan, _not_text(field, plan, value), out, pos, end, tagged)
-    if cython.compiled:
-        text = _utf8_or_null(value, cython.address(size))
-        if text == cython.NULL:
-            PyErr_Clear()
-            raise _encode_error(field, plan, "string has a lone surrogate")
-        if size == 0 and tagged == _IMPLICIT:  # type: ignore[has-type]
-            return pos
-        pos = _open_len(field, plan, out, pos, end, size, tagged)  # type: ignore[has-type]
-        copy_bytes(out, pos, cython.cast(cython.p_uchar, text), size)  # type: ignore[has-type]
-        return pos + size  # type: ignore[has-type, no-any-return]
-    try:
-        data = value.encode()
-    except UnicodeEncodeError:
-        raise _encode_error(field, plan, "string has a lone surrogate") from None
-    if not data and tagged == _IMPLICIT:
-        return pos
-    pos = _open_len(field, plan, out, pos, end, len(data), tagged)
-    copy_bytes(out, pos, data, len(data))
-    return pos + len(data)
-
-
-def _not_text(field: FieldPlan, plan: MessagePlan, value: Any) -> Any:
-    """A non-str value of a string field: bytes are allowed where upb returns them."""
-    if field.utf8 == "bytes" and isinstance(value, bytes):
-        return value  # proto2 strings that were not UTF-8 on the wire come back as bytes
-    raise _encode_error(field, plan, f"expected str, not {type(value).__name__}")
-
-
-def _bytes_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
-    if type(value) is bytes:
-        return len(value)
-    if isinstance(value, str):
-        raise _encode_error(field, plan, "expected a bytes-like object, not str")
-    try:
-        with byte_view(value, False) as view:
-            return len(view)
-    except TypeError:
-        raise _encode_error(field, plan, f"expected bytes, not {type(value).__name__}") from None
-
-
-def _write_bytes(
-    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, tagged: int
-) -> int:
-    if cython.compiled:
-        if type(value) is bytes:
-            size = len(value)
-            if size == 0 and tagged == _IMPLICIT:
-                return pos
-            pos = _open_len(field, plan, out, pos, end, size, tagged)
-            copy_bytes(out, pos, cython.cast(cython.p_uchar, PyBytes_AS_STRING(value)), size)
-            return pos + size
-        _bytes_size(field, plan, value)  # the type checks of the size pass
-        acquire(value, cython.address(view), PyBUF_SIMPLE)
-        try:
-            if view.len == 0 and tagged == _IMPLICIT:  # type: ignore[has-type]
-                return pos
-            pos = _open_len(field, plan, out, pos, end, view.len, tagged)  # type: ignore[has-type]
-            copy_bytes(out, pos, cython.cast(cython.p_uchar, view.buf), view.len)  # type: ignore[has-type]
-            return pos + view.len  # type: ignore[has-type, no-any-return]
-        finally:
-            PyBuffer_Release(cython.address(view))
-    _bytes_size(field, plan, value)
-    with byte_view(value, False) as source:
-        if len(source) == 0 and tagged == _IMPLICIT:
-            return pos
-        pos = _open_len(field, plan, out, pos, end, len(source), tagged)
-        copy_bytes(out, pos, source, len(source))
-        return pos + len(source)
-
-
-# --- encoding: sizes -------------------------------------------------------
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan, plan=MessagePlan, depth=cython.int, kind=cython.int, size=cython.Py_ssize_t
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _value_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
-    """Bytes of one value of ``field``, without its tag."""
-    if field.wire_type != LEN and field.wire_type != SGROUP:
-        return _bits_size(field, scalar_bits(field, field.kind, value))
-    kind = field.kind
-    if kind == STRING:
-        size = _text_size(field, plan, value)
-    elif kind == BYTES:
-        size = _bytes_size(field, plan, value)
-    else:
-        size = _submessage_size(field, plan, value, depth)
-        if kind == GROUP:
-            return size + varint_size(field.end_tag)
-    return varint_size(size) + size
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    depth=cython.int,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _submessage_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
-    return message_size_at(_sub_plan(field, plan, value), value, depth + 1)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    sub=MessagePlan,
-)
-@cython.returns(MessagePlan)
-def _sub_plan(field: FieldPlan, plan: MessagePlan, value: Any) -> MessagePlan:
-    """The plan of a message field's value, which must be a struct of the field's type."""
-    sub: MessagePlan = field.message  # type: ignore[assignment]
-    if type(value) is not sub.cls:
-        problem = f"expected {sub.cls.__name__}, not {type(value).__name__}"
-        raise _encode_error(field, plan, problem)
-    return sub
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    depth=cython.int,
-    measured=cython.bint,
-    entry=MessagePlan,
-    key_field=FieldPlan,
-    value_field=FieldPlan,
-    size=cython.Py_ssize_t,
-    value_size=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _entry_size(field: FieldPlan, key: Any, value: Any, depth: int, measured: bool) -> int:
-    """Bytes of one map entry message (key and value are always written, as upb does).
-
-    ``measured`` (the write pass): a message value's size is the one its size
-    pass left in it, not measured again.
-    """
-    entry: MessagePlan = field.message  # type: ignore[assignment]
-    key_field: FieldPlan = field.map_key  # type: ignore[assignment]
-    value_field: FieldPlan = field.map_value  # type: ignore[assignment]
-    if measured and value_field.kind == MESSAGE:
-        _sub_plan(value_field, entry, value)
-        size = _measured(value)
-        value_size = varint_size(size) + size
-    else:
-        value_size = _value_size(value_field, entry, value, depth)
-    return (
-        key_field.tag_size
-        + _value_size(key_field, entry, key, depth)
-        + value_field.tag_size
-        + value_size
-    )
-
-
-def _check_container(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
-    """A map field needs a mapping, a repeated field a sized sequence (not str or bytes)."""
-    if field.map_key is not None:
-        # A dict first: hasattr makes a bound method, an allocation per encode.
-        if not isinstance(value, dict) and not hasattr(value, "items"):
-            raise _encode_error(field, plan, f"expected a dict, not {type(value).__name__}")
-    elif type(value) is not list and (isinstance(value, (str, bytes)) or not _sized(value)):
-        raise _encode_error(field, plan, f"expected a sequence, not {type(value).__name__}")
-
-
-def _sized(value: Any) -> bool:
-    try:
-        len(value)
-    except TypeError:  # no length, or a 0-d numpy array
-        return False
-    return True
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    depth=cython.int,
-    total=cython.Py_ssize_t,
-    payload=cython.Py_ssize_t,
-    entry=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _field_size(field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> int:
-    """Bytes of a whole field that is not a singular number (tags included).
-
-    ``value`` is what :func:`message_size_at` found to write: not None, and
-    not the default object of an implicit field.
-    """
-    if field.repeated:
-        _check_container(field, plan, value)
-    if field.map_key is not None:
-        total = 0
-        for key, item in value.items():
-            entry = _entry_size(field, key, item, depth, False)
-            total += field.tag_size + varint_size(entry) + entry
-        return total
-    if field.repeated:
-        if field.packed:
-            payload = _packed_size(field, plan, value)
-            if payload == 0 and len(value) == 0:
-                return 0
-            return field.tag_size + varint_size(payload) + payload
-        total = 0
-        for item in value:
-            total += field.tag_size + _value_size(field, plan, item, depth)
-        return total
-    if field.presence or field.message is not None:
-        return field.tag_size + _value_size(field, plan, value, depth)
-    return _implicit_size(field, plan, value)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    payload=cython.Py_ssize_t,
-    width=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _packed_size(field: FieldPlan, plan: MessagePlan, items: Any) -> int:
-    """Bytes of the values of a packed field, without its tag and length (checked)."""
-    payload = 0
-    if field.wire_type == VARINT:
-        for item in items:
-            payload += varint_size(scalar_bits(field, field.kind, item))
-        return payload
-    width = 4 if field.wire_type == I32 else 8
-    for item in items:
-        scalar_bits(field, field.kind, item)
-        payload += width
-    return payload
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    size=cython.Py_ssize_t,
-    bits=cython.ulonglong,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _implicit_size(field: FieldPlan, plan: MessagePlan, value: Any) -> int:
-    """Bytes of a singular proto3 scalar, string or bytes field: 0 for its zero value."""
-    if field.wire_type == LEN:
-        size = (
-            _text_size(field, plan, value)
-            if field.kind == STRING
-            else _bytes_size(field, plan, value)
-        )
-        return field.tag_size + varint_size(size) + size if size else 0
-    bits = scalar_bits(field, field.kind, value)
-    if bits == 0:  # -0.0 has bits, so it is written, as upb does
-        return 0
-    return field.tag_size + _bits_size(field, bits)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan, bits=cython.ulonglong)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(check=False)
-def _bits_size(field: FieldPlan, bits: int) -> int:
-    if field.wire_type == VARINT:
-        return varint_size(bits)
-    return 4 if field.wire_type == I32 else 8
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(message=Struct, field=FieldPlan)
-def _written(message: Struct, field: FieldPlan) -> Any:
-    """What the encoder writes for ``field``: its value, or None when nothing is written.
-
-    None for an unset field with presence, an empty slot, an unset message.
-    """
-    if field.has_bit >= 0 and not _has(message, field.has_bit):
-        return None
-    return _slot(message, field)
-
-
-def message_size_at(plan: MessagePlan, message: Struct, depth: int) -> int:
-    """Encoded size of ``message``, also left in ``message._size`` for the write pass.
-
-    ``depth`` guards against structs that contain themselves.
-    """
-    if depth > _MAX_DEPTH:
-        raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
-    if not _stack_room():
-        raise EncodeError(f"{plan.full_name}: {_STACK_EXHAUSTED}")
-    total = 0
-    fields = plan.fields
-    for i in range(len(fields)):
-        field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
-        value = _written(message, field)
-        if value is None or (field.implicit and value is field.default):
-            continue  # unset, an empty container never used, or an implicit field at zero
-        if field.plain:  # the common case, without a call: a singular number
-            bits = scalar_bits(field, field.kind, value)
-            if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
-                total += field.tag_size + _bits_size(field, bits)
-        else:
-            total += _field_size(field, plan, value, depth)
-    if plan.oneofs:
-        _check_oneofs(plan, message)
-    unknown = _kept_unknown(message)
-    if unknown is not None:
-        total += len(unknown)
-    if cython.compiled:
-        message._size = total
-    else:
-        object.__setattr__(message, "_size", total)
-    return total
-
-
-def _measured(message: Struct) -> int:
-    """The size the size pass left in a sub-message (the write pass always follows one)."""
-    if cython.compiled:
-        return message._size
-    return getattr(message, "_size", 0)
-
-
-def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
-    """Refuse two members of a oneof, set around ``__setattr__`` (``object.__setattr__``)."""
-    for name, slots in plan.oneofs.items():
-        chosen = 0
-        for slot in slots:
-            field: FieldPlan = plan.fields_by_slot[slot]
-            if _written(message, field) is not None:
-                chosen += 1
-        if chosen > 1:
-            names = [
-                plan.fields_by_slot[slot].name
-                for slot in slots
-                if _written(message, plan.fields_by_slot[slot]) is not None
-            ]
-            raise EncodeError(
-                f"{plan.full_name}: oneof {name} has several members set ({', '.join(names)})"
-            )
-
-
-def message_size(message: Struct) -> int:
-    """Encoded size of a struct, in bytes."""
-    return message_size_at(plan_of(message), message, 0)
-
-
-def plan_of(message: Any) -> MessagePlan:
-    """The plan of a struct instance."""
-    if not isinstance(message, Struct):
-        raise EncodeError(f"expected a struct, not {type(message).__name__}")
-    return _plan_of_class(type(message))
-
-
-# --- encoding: writing -----------------------------------------------------
-#
-# The write pass writes through a raw pointer into the room the size pass
-# reserved, but Python code can run between and during the passes (a value's
-# __index__ or __float__, a sequence's __iter__, a map key's __int__ while
-# the keys are sorted, a finaliser, another thread), so the struct may no
-# longer be what was measured. Each value is first taken in its C form (bits,
-# a UTF-8 pointer, a buffer), which is where Python code can run; its bytes
-# are then counted and written only if they fit before ``end``, with nothing
-# run in between. A length-delimited part (sub-message, packed run, map
-# entry) is given its measured size as its own end and must fill it exactly,
-# as the whole message must fill its room: otherwise the struct changed
-# while it was encoded, an EncodeError. The output is thus always a
-# consistent encoding of the values the write pass read, or an error.
-
-if not cython.compiled:  # how _write_value writes: _IMPLICIT skips zero values
-    _UNTAGGED, _TAGGED, _IMPLICIT = 0, 1, 2
-_MAX_SCALAR_BYTES = 15  # a tag (5 bytes: field numbers < 2**29) and a 10-byte varint
-
-
-def _changed(plan: MessagePlan) -> EncodeError:
-    return EncodeError(f"{plan.full_name}: the struct changed while it was being encoded")
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    size=cython.Py_ssize_t,
-    tagged=cython.int,
-)
-@cython.returns(cython.int)
-@cython.exceptval(-1, check=False)
-def _room(field: FieldPlan, plan: MessagePlan, pos: int, end: int, size: int, tagged: int) -> None:
-    """Raise unless ``size`` bytes, after the tag unless _UNTAGGED, fit in ``out[pos:end]``."""
-    if tagged != _UNTAGGED:
-        size += field.tag_size
-    if size > end - pos:
-        raise _changed(plan)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    out=cython.p_uchar,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    size=cython.Py_ssize_t,
-    tagged=cython.int,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _open_len(
-    field: FieldPlan, plan: MessagePlan, out: Any, pos: int, end: int, size: int, tagged: int
-) -> int:
-    """Write the tag (unless _UNTAGGED) and length prefix of a ``size``-byte value.
-
-    Returns where the value goes; raises if the value would not end by ``end``.
-    """
-    _room(field, plan, pos, end, varint_size(size) + size, tagged)
-    if tagged != _UNTAGGED:
-        pos = varint_write(out, pos, field.tag)
-    return varint_write(out, pos, size)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    out=cython.p_uchar,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    depth=cython.int,
-    tagged=cython.int,
-    kind=cython.int,
-    sub=MessagePlan,
-    bits=cython.ulonglong,
-    size=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _write_value(
-    field: FieldPlan,
-    plan: MessagePlan,
-    value: Any,
-    out: Any,
-    pos: int,
-    end: int,
-    depth: int,
-    tagged: int,
-) -> int:
-    """Write one value of ``field`` (and its tag, unless _UNTAGGED) before ``end``."""
-    if field.wire_type != LEN and field.wire_type != SGROUP:
-        bits = scalar_bits(field, field.kind, value)
-        if bits == 0 and tagged == _IMPLICIT:  # -0.0 has bits, so it is written, as upb does
-            return pos
-        return _write_scalar(field, plan, bits, out, pos, end, tagged)
-    kind = field.kind
-    if kind == STRING:
-        return _write_text(field, plan, value, out, pos, end, tagged)
-    if kind == BYTES:
-        return _write_bytes(field, plan, value, out, pos, end, tagged)
-    sub = _sub_plan(field, plan, value)
-    if kind == GROUP:
-        if field.tag_size > end - pos:
-            raise _changed(plan)
-        pos = varint_write(out, pos, field.tag)
-        pos = _write_fields(sub, value, out, pos, end, depth + 1)
-        if varint_size(field.end_tag) > end - pos:
-            raise _changed(plan)
-        return varint_write(out, pos, field.end_tag)
-    size = _measured(value)
-    pos = _open_len(field, plan, out, pos, end, size, _TAGGED)
-    return write_message_at(sub, value, out, pos, pos + size, depth + 1)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    bits=cython.ulonglong,
-    out=cython.p_uchar,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    tagged=cython.int,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _write_scalar(
-    field: FieldPlan, plan: MessagePlan, bits: int, out: Any, pos: int, end: int, tagged: int
-) -> int:
-    """Write the scalar ``bits`` of ``field`` (and its tag, unless _UNTAGGED) before ``end``."""
-    if end - pos < _MAX_SCALAR_BYTES:  # near the end of the room: count the bytes
-        _room(field, plan, pos, end, _bits_size(field, bits), tagged)
-    if tagged != _UNTAGGED:
-        pos = varint_write(out, pos, field.tag)
-    return _write_bits(field, bits, out, pos)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    out=cython.p_uchar,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    depth=cython.int,
-    payload=cython.Py_ssize_t,
-    run_end=cython.Py_ssize_t,
-    bits=cython.ulonglong,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _write_field(
-    field: FieldPlan, plan: MessagePlan, value: Any, out: Any, pos: int, end: int, depth: int
-) -> int:
-    """Write a whole field that is not a singular number (see :func:`_field_size`)."""
-    if field.map_key is not None:
-        if cython.compiled and type(value) is dict:
-            return _write_sorted_map(field, plan, value, out, pos, end, depth)
-        _check_container(field, plan, value)
-        for key, item in sorted(value.items(), key=_map_order(field.map_key)):
-            pos = _write_entry(field, plan, key, item, out, pos, end, depth)
-        return pos
-    if field.repeated:
-        if type(value) is not list:
-            _check_container(field, plan, value)
-        if field.packed:
-            payload = _packed_size(field, plan, value)
-            if payload == 0 and len(value) == 0:
-                return pos
-            pos = _open_len(field, plan, out, pos, end, payload, _TAGGED)
-            run_end = pos + payload
-            for item in value:
-                bits = scalar_bits(field, field.kind, item)
-                if run_end - pos < _MAX_SCALAR_BYTES:  # near the end of the run: count
-                    _room(field, plan, pos, run_end, _bits_size(field, bits), _UNTAGGED)
-                pos = _write_bits(field, bits, out, pos)
-            if pos != run_end:
-                raise _changed(plan)
-            return pos
-        for item in value:
-            pos = _write_value(field, plan, item, out, pos, end, depth, _TAGGED)
-        return pos
-    if field.presence or field.message is not None:
-        return _write_value(field, plan, value, out, pos, end, depth, _TAGGED)
-    return _write_value(field, plan, value, out, pos, end, depth, _IMPLICIT)  # string, bytes
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan, bits=cython.ulonglong, out=cython.p_uchar, pos=cython.Py_ssize_t)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(check=False)
-def _write_bits(field: FieldPlan, bits: int, out: Any, pos: int) -> int:
-    if field.wire_type == VARINT:
-        return varint_write(out, pos, bits)
-    return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    field=FieldPlan,
-    plan=MessagePlan,
-    out=cython.p_uchar,
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    depth=cython.int,
-    entry=MessagePlan,
-    size=cython.Py_ssize_t,
-    entry_end=cython.Py_ssize_t,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _write_entry(
-    field: FieldPlan,
-    plan: MessagePlan,
-    key: Any,
-    item: Any,
-    out: Any,
-    pos: int,
-    end: int,
-    depth: int,
-) -> int:
-    """Write one map entry (a length-delimited message of key and value) before ``end``."""
-    entry: MessagePlan = field.message  # type: ignore[assignment]
-    size = _entry_size(field, key, item, depth, True)
-    pos = _open_len(field, plan, out, pos, end, size, _TAGGED)
-    entry_end = pos + size
-    pos = _write_value(field.map_key, entry, key, out, pos, entry_end, depth, _TAGGED)  # type: ignore[arg-type]
-    pos = _write_value(field.map_value, entry, item, out, pos, entry_end, depth, _TAGGED)  # type: ignore[arg-type]
-    if pos != entry_end:
-        raise _changed(plan)
-    return pos
-
-
-# Compiled, a dict's entries are sorted in a C array of MapItem (a key, its value
-# and what it sorts by): on the C stack for maps of up to _STACK_ITEMS entries,
-# else in memory from outside Python's allocator, freed at once. The array holds
-# references, so the Python code that writing an entry may run (a value's
-# __index__) cannot free a key or a value under it.
-_STACK_ITEMS = 64
-
-
-def _write_sorted_map(
-    field: FieldPlan,
-    plan: MessagePlan,
-    mapping: dict[Any, Any],
-    out: Any,
-    pos: int,
-    end: int,
-    depth: int,
-) -> int:
-    """Compiled: write a dict's entries in upb's order (see :func:`_map_order`)."""
-    if cython.compiled:
-        count = len(mapping)
-        items = cython.cast(item_ptr, on_stack)
-        scratch = cython.NULL
-        if count > _STACK_ITEMS:
-            scratch = malloc(count * cython.sizeof(MapItem))
-            if scratch == cython.NULL:
-                raise MemoryError()
-            items = cython.cast(item_ptr, scratch)
-        taken = 0
-        index = 0
-        try:
-            # No Python code runs during the walk: the dict cannot change under PyDict_Next.
-            while taken < count and PyDict_Next(
-                mapping, cython.address(index), cython.address(key), cython.address(item)
-            ):
-                Py_INCREF(cython.cast(object, key))
-                Py_INCREF(cython.cast(object, item))
-                items[taken].key = key
-                items[taken].value = item
-                taken += 1
-            kind = field.map_key.kind
-            mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
-            for i in range(taken):  # may run Python code (a key's __index__)
-                _sort_value(cython.address(items[i]), kind == STRING, mask)
-            qsort(
-                items,
-                taken,
-                cython.sizeof(MapItem),
-                _text_before if kind == STRING else _number_before,
-            )
-            for i in range(taken):
-                pos = _write_entry(
-                    field,
-                    plan,
-                    cython.cast(object, items[i].key),
-                    cython.cast(object, items[i].value),
-                    out,
-                    pos,
-                    end,
-                    depth,
-                )
-        finally:
-            for i in range(taken):
-                Py_XDECREF(items[i].key)
-                Py_XDECREF(items[i].value)
-            free(scratch)
-    return pos
-
-
-def _sort_value(item: Any, text: bool, mask: int) -> None:
-    """Compiled: what a map item sorts by; a key of the wrong type sorts anywhere."""
-    if cython.compiled:
-        key = cython.cast(object, item.key)
-        item.text = cython.NULL
-        item.size = 0
-        item.number = 0
-        if not text:
-            item.number = _key_number(key) & mask
-        elif type(key) is str:
-            item.text = _utf8_or_null(key, cython.address(item.size))
-            if item.text == cython.NULL:  # a lone surrogate, which writing the key refuses
-                PyErr_Clear()
-                item.size = 0
-        elif type(key) is bytes:  # proto2 keys may be bytes
-            item.text = PyBytes_AS_STRING(key)
-            item.size = len(key)
-
-
-def _key_number(key: Any) -> int:
-    """Compiled: an integer key's 64-bit pattern, without a Python integer made."""
-    if cython.compiled:
-        if type(key) is not int:
-            try:
-                key = operator.index(key)
-            except Exception:  # not an integer: writing the key refuses it
-                return 0
-        signed = PyLong_AsLongLongAndOverflow(key, cython.address(overflow))
-        if overflow == 0:
-            return signed
-        if overflow == 1:
-            unsigned = PyLong_AsUnsignedLongLong(key)
-            if unsigned != _MASK64 or not PyErr_Occurred():
-                return unsigned
-            PyErr_Clear()  # beyond 64 bits: writing the key refuses it
-    return 0
-
-
-def _text_before(a: Any, b: Any) -> int:
-    """Compiled qsort order of string keys: bytewise ascending, a key before its prefixes."""
-    if cython.compiled:
-        x = cython.cast(item_ptr, a)
-        y = cython.cast(item_ptr, b)
-        common = x.size if x.size < y.size else y.size
-        order = memcmp(x.text, y.text, common) if common else 0
-        if order != 0:
-            return order
-        return (y.size > x.size) - (y.size < x.size)
-    return 0
-
-
-def _number_before(a: Any, b: Any) -> int:
-    """Compiled qsort order of integer keys: descending unsigned value."""
-    if cython.compiled:
-        x = cython.cast(item_ptr, a)
-        y = cython.cast(item_ptr, b)
-        return (x.number < y.number) - (x.number > y.number)
-    return 0
-
-
-def _map_order(key_field: FieldPlan) -> Any:
-    """Sort key giving upb's deterministic order of map entries.
-
-    upb (protobuf 7) orders integer keys by descending unsigned value and
-    string keys bytewise ascending, a key before its own prefixes. A key
-    of the wrong type sorts anywhere: writing it raises the EncodeError
-    (so does a key changed since the size pass checked it).
-    """
-    kind = key_field.kind
-    if kind == STRING:
-        return lambda item: _text_order(item[0])
-    mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
-    return lambda item: -(_integer_order(item[0]) & mask)
-
-
-def _text_order(key: Any) -> bytes:
-    if isinstance(key, bytes):  # proto2 keys may be bytes
-        return key + b"\xff"
-    try:
-        return key.encode() + b"\xff"  # type: ignore[no-any-return]  # 0xFF is never in UTF-8
-    except Exception:  # not a str, or a lone surrogate
-        return b""
-
-
-def _integer_order(key: Any) -> int:
-    try:
-        return operator.index(key)
-    except Exception:  # not an integer
-        return 0
-
-
-def write_message_at(
-    plan: MessagePlan, message: Struct, out: Any, pos: int, end: int, depth: int
-) -> int:
-    """Write ``message`` in ``out[pos:end]``, which it must fill; return ``end``.
-
-    :func:`message_size_at` must have just measured ``message`` as
-    ``end - pos`` bytes (the room is made, and the sizes of its sub-messages
-    are the ones it left). :class:`EncodeError` if it changed since.
-    """
-    if _write_fields(plan, message, out, pos, end, depth) != end:
-        raise _changed(plan)
-    return end
-
-
-def _write_fields(
-    plan: MessagePlan, message: Struct, out: Any, pos: int, end: int, depth: int
-) -> int:
-    """Write the fields of ``message`` from ``pos``, not past ``end``; return where they end."""
-    if depth > _MAX_DEPTH:  # a struct made to contain itself since the size pass
-        raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
-    fields = plan.fields
-    for i in range(len(fields)):
-        field = cython.cast(FieldPlan, fields[i])
-        value = _written(message, field)
-        if value is None or (field.implicit and value is field.default):
-            continue
-        if field.plain:  # the common case, without a call: a singular number
-            bits = scalar_bits(field, field.kind, value)
-            if bits != 0 or not field.implicit:
-                pos = _write_scalar(field, plan, bits, out, pos, end, _TAGGED)
-        else:
-            pos = _write_field(field, plan, value, out, pos, end, depth)
-    unknown = _kept_unknown(message)
-    if unknown is None:
-        return pos
-    if len(unknown) > end - pos:
-        raise _changed(plan)
-    copy_bytes(out, pos, unknown, len(unknown))
-    return pos + len(unknown)
-
-
-def write_struct(plan: MessagePlan, message: Struct, data: bytearray, pos: int, size: int) -> int:
-    """Write ``message``, just measured as ``size`` bytes, at ``data[pos:]``; return the end.
-
-    The room is made. ``data`` stays exported meanwhile, so Python code that
-    the write pass runs cannot resize it under the pointer (BufferError).
-    """
-    if cython.compiled:
-        PyObject_GetBuffer(data, cython.address(view), PyBUF_SIMPLE)
-        try:
-            out = cython.cast(cython.p_uchar, view.buf)  # type: ignore[has-type]
-            return write_message_at(plan, message, out, pos, pos + size, 0)
-        finally:
-            PyBuffer_Release(cython.address(view))
-    with memoryview(data):
-        return write_message_at(plan, message, data, pos, pos + size, 0)
-
-
-def encode(message: Struct) -> bytes:
-    """The wire bytes of a struct (deterministic: equal to upb's deterministic output).
-
-    Compiled, the struct is written straight into the ``bytes`` object
-    returned, made at its exact size and shared with no one until then.
-    """
-    plan = plan_of(message)
-    size = message_size_at(plan, message, 0)
-    if cython.compiled:
-        out = PyBytes_FromStringAndSize(cython.NULL, size)
-        write_message_at(
-            plan, message, cython.cast(cython.p_uchar, PyBytes_AS_STRING(out)), 0, size, 0
-        )
-        return out
-    data = bytearray(size)
-    write_struct(plan, message, data, 0, size)
-    return bytes(data)
-
-
 # --- decoding --------------------------------------------------------------
 
 
@@ -1741,7 +846,7 @@ class Decoding:
         try:
             decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
         except RecursionError:  # uncompiled: Python's own guard of its stack
-            raise DepthLimitError(_STACK_EXHAUSTED, base) from None
+            raise DepthLimitError(STACK_EXHAUSTED, base) from None
         finally:
             self.source = _NO_INPUT  # the caller may release the input now
             self.busy = False
@@ -1863,7 +968,7 @@ def _check_nesting(state: Decoding, depth: int, pos: int) -> None:
     if depth > state.max_depth:
         raise DepthLimitError(f"messages nested deeper than {state.max_depth}", state.base + pos)
     if not _stack_room():
-        raise DepthLimitError(_STACK_EXHAUSTED, state.base + pos)
+        raise DepthLimitError(STACK_EXHAUSTED, state.base + pos)
 
 
 def _decode_field(
@@ -2133,6 +1238,8 @@ def _decode_entry_struct(
     entry = new_struct(entry_plan)
     decode_message(entry_plan, entry, data, pos, end, state, depth + 1, 0)
     if unknown_of(entry):
+        from codec._encode import encode  # which imports this module
+
         try:
             state.rejected_entry = encode(entry)
         except EncodeError:

@@ -4,12 +4,11 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport (
-    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, is_exported, resize,
+    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
     uninitialised,
 )
-from codec._struct cimport (
-    Decoder, MessagePlan, Struct, message_size_at, plan_of, write_struct,
-)
+from codec._encode cimport Tape, measure, release, write_tape
+from codec._struct cimport Decoder, Struct
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )
@@ -24,7 +23,7 @@ cdef Py_ssize_t _frame_into(bytearray data, Py_ssize_t offset, object payload, P
 cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *source, Py_ssize_t size,
                            Py_ssize_t limit, bint exact) except -1
 
-@cython.locals(plan=MessagePlan, size=Py_ssize_t, length=Py_ssize_t, body=Py_ssize_t)
+@cython.locals(tape=Tape, body=Py_ssize_t)
 cdef Py_ssize_t _put_struct(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
                             bint exact) except -1
 

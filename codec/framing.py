@@ -54,8 +54,9 @@ from codec._struct import Decoder
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes, grown, is_exported, resize, uninitialised
-    from codec._struct import Struct, message_size_at, plan_of, write_struct
+    from codec._buffer import byte_pointer, copy_bytes, grown, resize, uninitialised
+    from codec._encode import measure, release, write_tape
+    from codec._struct import Struct
     from codec._varint import (
         acquire,
         varint_error,
@@ -133,19 +134,23 @@ def _put_frame(
 
 
 def _put_struct(data: bytearray, offset: int, message: Struct, limit: int, exact: bool) -> int:
-    """Write a struct as a frame at ``offset`` of ``data``; return the frame's end."""
-    plan = plan_of(message)
-    size = message_size_at(plan, message, 0)  # checks every value before anything is written
-    length = len(data)
-    body = _frame_room(data, offset, size, limit, exact)
-    if not exact:  # the caller keeps its frame end, so the partial frame is not kept
-        return write_struct(plan, message, data, body, size)
-    try:  # Python code run by the write pass may have changed the struct (EncodeError)
-        return write_struct(plan, message, data, body, size)
-    except BaseException:
-        if not is_exported(data):
-            resize(data, length)
-        raise
+    """Write a struct as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
+
+    The struct is read first (every value checked, before anything is
+    written), then written with no Python code run, so a refused struct
+    leaves ``data`` as it was. ``offset`` is checked once the struct is read:
+    the Python code that reading it may run could have resized ``data``.
+    """
+    tape = measure(message)
+    try:
+        if offset == -1:
+            offset = len(data)
+        elif offset > len(data):
+            raise ValueError(f"offset {offset} is outside the buffer (length {len(data)})")
+        body = _frame_room(data, offset, tape.size, limit, exact)
+        return write_tape(tape, data, body)
+    finally:
+        release(tape)
 
 
 def _frame_room(data: bytearray, offset: int, size: int, limit: int, exact: bool) -> int:
@@ -180,19 +185,17 @@ def encode_frame_into(
     ``offset=-1`` appends. As with
     msgspec's ``encode_into``, ``buffer`` is resized to end where the frame
     ends. On error (:class:`FrameTooLargeError`, :class:`EncodeError`) the
-    buffer is left unchanged, but for one case: a struct changed by Python
-    code while it is written (``EncodeError``) leaves the bytes after an
-    ``offset`` inside the buffer partly overwritten (the length is restored).
+    buffer is left unchanged.
     """
     if not isinstance(buffer, bytearray):
         raise TypeError(f"buffer must be a bytearray, not {type(buffer).__name__}")
-    if offset == -1:
-        offset = len(buffer)
-    elif not 0 <= offset <= len(buffer):
+    if not -1 <= offset <= len(buffer):
         raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
     limit = _checked_limit(max_frame_size)
     if isinstance(message_or_payload, Struct):
         return _put_struct(buffer, offset, message_or_payload, limit, True)
+    if offset == -1:
+        offset = len(buffer)
     payload = message_or_payload
     if hasattr(payload, "SerializeToString"):
         payload = _serialize(payload)

@@ -29,6 +29,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from codec import _struct, _wire
+from codec._encode import encode
+from codec._encode import message_size as encoded_size
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ELEMENTS,
@@ -38,9 +40,7 @@ from codec._struct import (
     MessagePlan,
     Struct,
     decode,
-    encode,
 )
-from codec._struct import message_size as encoded_size
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",

@@ -1,0 +1,125 @@
+# C types for _encode.py (Cython pure-Python mode).
+cimport cython
+from cpython.exc cimport PyErr_Clear
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy
+
+from codec._struct cimport (
+    FieldPlan, MessagePlan, Struct, _encode_error, _has, _lone_surrogate, _sized, _slot,
+    _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
+)
+from codec._varint cimport varint_size, varint_write, write_le
+from codec._wire cimport (
+    MAX_PREFIX_BYTES, VARINT, LEN, SGROUP, I32,
+    INT32, UINT32, SINT32, FIXED32, SFIXED32, STRING, BYTES, GROUP,
+    scalar_bits,
+)
+
+ctypedef unsigned char uchar
+ctypedef const char *data_ptr
+
+cdef extern from "Python.h":
+    char *PyBytes_AS_STRING(object data)
+    char *PyByteArray_AS_STRING(object data)
+    bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
+    bint PyDict_Next(object mapping, Py_ssize_t *pos, PyObject **key, PyObject **value)
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+    long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
+    unsigned long long PyLong_AsUnsignedLongLong(object number) noexcept
+    PyObject *PyErr_Occurred() noexcept
+
+ctypedef struct Splice:  # what goes at ``at`` in the scratch bytes
+    Py_ssize_t at
+    uint64_t value  # a length prefix, or the length of the data
+    const char *data  # NULL for a length prefix
+ctypedef Splice *splice_ptr
+
+ctypedef struct MapItem:  # a map entry being sorted (see _sorted_dict)
+    PyObject *key
+    PyObject *value
+    uint64_t number  # integer keys: the masked 64-bit pattern
+    const char *text  # string keys: UTF-8 and its length
+    Py_ssize_t size
+ctypedef MapItem *item_ptr
+
+cdef class Tape:
+    cdef uchar *scratch  # the encoded bytes, but for the splices
+    cdef Py_ssize_t used, room
+    cdef Splice *splices
+    cdef Py_ssize_t count, capacity
+    cdef Py_ssize_t extra  # bytes the splices add
+    cdef PyObject **owners  # the references the splices' data needs
+    cdef Py_ssize_t held, owner_room
+    cdef char *floor  # the lowest frame address nesting may reach (codec_stack_floor)
+    cdef readonly Py_ssize_t size
+    cdef readonly bint busy
+
+cdef int _MAX_DEPTH
+cdef Py_ssize_t _MAX_SCALAR_BYTES, _COPIED, _KEPT_BYTES, _FIRST_BYTES, _FIRST_SPLICES, _STACK_ITEMS
+cdef uint64_t _MASK32, _MASK64
+cdef Tape _SHARED
+
+cdef Tape _taken()
+cpdef release(Tape tape)
+@cython.locals(owner=object_ptr)
+cdef void _drop_references(Tape tape) noexcept
+
+@cython.locals(room=Py_ssize_t, grown=cython.p_void)
+cdef int _grow_scratch(Tape tape, Py_ssize_t size) except -1
+@cython.locals(capacity=Py_ssize_t, grown=cython.p_void)
+cdef int _grow_splices(Tape tape) except -1
+@cython.locals(room=Py_ssize_t, grown=cython.p_void)
+cdef int _hold(Tape tape, object owner) except -1
+cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
+
+cpdef Tape measure(object message)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, bits=uint64_t,
+               unknown=bytes)
+cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
+@cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
+cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
+cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
+@cython.locals(start=Py_ssize_t, index=Py_ssize_t, bits=uint64_t)
+cdef int _packed(Tape tape, FieldPlan field, object items) except -1
+cdef void _drop_splices(Tape tape, Py_ssize_t count) noexcept
+@cython.locals(wire_type=int, kind=int, sub=MessagePlan, index=Py_ssize_t)
+cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth,
+                bint implicit) except -1
+@cython.locals(data=data_ptr, size=Py_ssize_t)
+cdef int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
+cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
+@cython.locals(size=Py_ssize_t)
+cdef int _bytes(Tape tape, FieldPlan field, MessagePlan plan, object value,
+                bint implicit) except -1
+cdef object _view_of(FieldPlan field, MessagePlan plan, object value)
+@cython.locals(sub=MessagePlan)
+cdef MessagePlan _sub_plan(FieldPlan field, MessagePlan plan, object value)
+cdef int _check_sequence(FieldPlan field, MessagePlan plan, object value) except -1
+
+cdef int _map(Tape tape, FieldPlan field, MessagePlan plan, object mapping, int depth) except -1
+@cython.locals(entry=MessagePlan, index=Py_ssize_t)
+cdef int _entry(Tape tape, FieldPlan field, object key, object item, int depth) except -1
+@cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
+               scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
+               item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
+cdef int _sorted_dict(Tape tape, FieldPlan field, MessagePlan plan, dict mapping,
+                      int depth) except -1
+@cython.locals(key=object)
+cdef int _sort_value(MapItem *item, bint text, uint64_t mask) except -1
+@cython.locals(number=int64_t, overflow=int, unsigned=uint64_t)
+cdef uint64_t _key_number(object key) except? 0xfffffffffffffffe
+@cython.locals(x=item_ptr, y=item_ptr, common=Py_ssize_t, order=int)
+cdef int _text_before(const void *a, const void *b) noexcept nogil
+@cython.locals(x=item_ptr, y=item_ptr)
+cdef int _number_before(const void *a, const void *b) noexcept nogil
+
+@cython.locals(done=Py_ssize_t, i=Py_ssize_t, splice=splice_ptr)
+cdef Py_ssize_t _replay(Tape tape, uchar *out, Py_ssize_t pos) noexcept
+cdef Py_ssize_t write_tape(Tape tape, bytearray data, Py_ssize_t pos) noexcept
+@cython.locals(tape=Tape, out=bytes, data=bytearray)
+cpdef bytes encode(object message)
+@cython.locals(tape=Tape, size=Py_ssize_t)
+cpdef Py_ssize_t message_size(object message) except -1

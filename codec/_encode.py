@@ -1,0 +1,775 @@
+"""Struct encoding: each value read once onto a tape, then the tape written out.
+
+Strategy: encoding a struct takes two passes, but only the first reads the
+struct. :func:`measure` walks the plan and writes every number, tag and
+short string straight into the scratch bytes of a :class:`Tape`, already
+encoded. What cannot be written yet is left as a *splice* at its place in
+those bytes: the length prefix of a sub-message, packed run or map entry,
+whose value is patched in once its body has been read (so it is minimal,
+as upb's), and the bytes of a long string or bytes value, which stay where
+they are, with a reference held. :func:`write_tape` then copies the
+scratch bytes between the splices and the splices themselves into room of
+exactly the measured size, with no Python code run. No value is read
+twice, nothing can change under the write, and the output is always the
+encoding of the values as :func:`measure` read them: Python code that runs
+while the struct is read (a value's ``__index__`` or ``__float__``, a
+sequence's ``__iter__``, another thread taking the GIL there) may change
+the struct, but the tape keeps what was read, and the objects whose bytes
+a splice points into, until it is released.
+
+Compiled, a tape is C memory kept between encodes: one shared tape serves
+every encode of the process, so a warm encode allocates nothing, and an
+encode started while it is in use (from a value's ``__index__``, or by
+another thread) takes a fresh tape of its own. Its scratch bytes are about
+the size of the output, less the long strings; a tape grown past
+:data:`_KEPT_BYTES` gives its memory back when released. Map entries are
+sorted in upb's deterministic order in a C array, without a Python object
+made. Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
+thread (``codec._struct.STACK_EXHAUSTED``).
+
+This file is Cython pure-Python mode (types in ``_encode.pxd``).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
+
+from codec._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED
+from codec._varint import byte_view
+from codec.errors import EncodeError
+
+if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
+    from codec._buffer import copy_bytes
+    from codec._struct import (
+        FieldPlan,
+        MessagePlan,
+        Struct,
+        _encode_error,
+        _has,
+        _lone_surrogate,
+        _sized,
+        _slot,
+        plan_of,
+    )
+    from codec._varint import varint_size, varint_write, write_le
+    from codec._wire import (
+        BYTES,
+        FIXED32,
+        GROUP,
+        I32,
+        INT32,
+        LEN,
+        MAX_PREFIX_BYTES,
+        SFIXED32,
+        SGROUP,
+        SINT32,
+        STRING,
+        UINT32,
+        VARINT,
+        scalar_bits,
+    )
+
+COMPILED: bool = cython.compiled
+_MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
+
+_MAX_SCALAR_BYTES = 15  # a tag (5 bytes: field numbers < 2**29) and a 10-byte varint
+_COPIED = 64  # strings and bytes up to this length are copied into the tape, longer ones spliced
+_KEPT_BYTES = 1 << 20  # a released tape keeps at most this much scratch memory
+_FIRST_BYTES = 4096
+_FIRST_SPLICES = 64
+_STACK_ITEMS = 64  # map entries sorted on the C stack; more are sorted in malloc'd memory
+_MASK32 = 0xFFFFFFFF
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+class Tape:
+    """One struct's encoding: scratch bytes, the splices between them, and what they hold."""
+
+    def __init__(self) -> None:
+        self.size = 0  # of the output, once measured: the scratch bytes and what the splices add
+        self.busy = False  # between measure() and release()
+        if not cython.compiled:
+            self.scratch = bytearray()
+            self.used = self.room = 0
+            self.extra = 0  # bytes the splices add
+            self.splices: list[list[Any]] = []  # [at, value, data]: a length or data
+
+    def __dealloc__(self) -> None:
+        if cython.compiled:
+            _drop_references(self)
+            free(self.scratch)
+            free(self.splices)
+            free(self.owners)
+
+
+_SHARED = Tape()  # the tape of the encode in progress, when only one is
+
+
+def _taken() -> Tape:
+    """The shared tape, or a fresh one while the shared one is in use."""
+    tape = _SHARED
+    if tape.busy:
+        tape = Tape()
+    tape.busy = True
+    if cython.compiled:
+        tape.floor = codec_stack_floor()
+    return tape
+
+
+def release(tape: Tape) -> None:
+    """Drop the tape's references and contents, ready for the next encode."""
+    _drop_references(tape)
+    if cython.compiled:
+        tape.count = 0
+        if tape.room > _KEPT_BYTES:
+            free(tape.scratch)
+            free(tape.splices)
+            tape.scratch = cython.NULL
+            tape.splices = cython.NULL
+            tape.room = 0
+            tape.capacity = 0
+    else:
+        tape.splices.clear()
+        if tape.room > _KEPT_BYTES:
+            tape.scratch = bytearray()
+            tape.room = 0
+    tape.used = 0
+    tape.extra = 0
+    tape.size = 0
+    tape.busy = False
+
+
+def _drop_references(tape: Tape) -> None:
+    if cython.compiled:
+        while tape.held > 0:  # one by one: a finaliser run by a release may run Python code
+            tape.held -= 1
+            owner = tape.owners[tape.held]
+            tape.owners[tape.held] = cython.NULL
+            Py_XDECREF(owner)
+
+
+# --- writing onto the tape ---------------------------------------------------
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, size=cython.Py_ssize_t)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _room(tape: Tape, size: int) -> None:
+    """Make room for ``size`` more scratch bytes."""
+    if tape.used + size > tape.room:
+        _grow_scratch(tape, size)
+
+
+def _grow_scratch(tape: Tape, size: int) -> None:
+    room = max(tape.room * 2, tape.used + size, _FIRST_BYTES)
+    if cython.compiled:
+        grown = realloc(tape.scratch, room)
+        if grown == cython.NULL:
+            raise MemoryError()
+        tape.scratch = cython.cast(cython.p_uchar, grown)
+    else:
+        tape.scratch.extend(bytes(room - len(tape.scratch)))
+    tape.room = room
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, data="const char *", size=cython.Py_ssize_t)
+@cython.returns(cython.void)
+@cython.exceptval(check=False)
+def _copy(tape: Tape, data: Any, size: int) -> None:
+    """Copy ``size`` bytes into the scratch (room made)."""
+    if cython.compiled:
+        memcpy(tape.scratch + tape.used, data, size)
+    else:
+        copy_bytes(tape.scratch, tape.used, data, size)
+    tape.used += size
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, value=cython.ulonglong, data="const char *", splice="Splice *")
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
+def _splice(tape: Tape, value: int, data: Any) -> int:
+    """Leave a splice at the end of the scratch; return its index."""
+    if cython.compiled:
+        if tape.count == tape.capacity:
+            _grow_splices(tape)
+        splice = tape.splices + tape.count
+        splice.at = tape.used
+        splice.value = value
+        splice.data = data
+        tape.count += 1
+        return tape.count - 1
+    tape.splices.append([tape.used, value, data])
+    return len(tape.splices) - 1
+
+
+def _grow_splices(tape: Tape) -> None:
+    if cython.compiled:
+        capacity = tape.capacity * 2 if tape.capacity else _FIRST_SPLICES
+        grown = realloc(tape.splices, capacity * cython.sizeof(Splice))
+        if grown == cython.NULL:
+            raise MemoryError()
+        tape.splices = cython.cast(splice_ptr, grown)
+        tape.capacity = capacity
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(-1, check=False)
+def _open(tape: Tape) -> int:
+    """Leave the splice of a length prefix; its body is what the tape gets until :func:`_close`."""
+    return _splice(tape, tape.extra, cython.NULL)  # the value holds `extra` until then
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, index=cython.Py_ssize_t, size=cython.Py_ssize_t, splice="Splice *")
+@cython.returns(cython.void)
+@cython.exceptval(check=False)
+def _close(tape: Tape, index: int) -> None:
+    """Give the length prefix left at ``index`` the size of its body."""
+    if cython.compiled:
+        splice = tape.splices + index
+        size = tape.used - splice.at + tape.extra - splice.value
+        splice.value = size
+    else:
+        at, extra, _ = tape.splices[index]
+        size = tape.used - at + tape.extra - extra
+        tape.splices[index][1] = size
+    tape.extra += varint_size(size)
+
+
+def _hold(tape: Tape, owner: Any) -> None:
+    """Keep ``owner`` alive until the tape is released (a splice points into its bytes)."""
+    if cython.compiled:
+        if tape.held == tape.owner_room:
+            room = tape.owner_room * 2 if tape.owner_room else _FIRST_SPLICES
+            grown = realloc(tape.owners, room * cython.sizeof(object_ptr))
+            if grown == cython.NULL:
+                raise MemoryError()
+            tape.owners = cython.cast(cython.pointer(object_ptr), grown)
+            tape.owner_room = room
+        Py_INCREF(owner)
+        tape.owners[tape.held] = cython.cast(object_ptr, owner)
+        tape.held += 1
+
+
+def _data(tape: Tape, owner: Any, data: Any, size: int) -> None:
+    """Put ``size`` bytes of ``owner`` (at ``data``) after the scratch written so far."""
+    if size <= _COPIED:
+        _room(tape, size)
+        _copy(tape, data, size)
+    else:
+        _hold(tape, owner)
+        _splice(tape, size, data)
+        tape.extra += size
+
+
+# --- the reading pass ----------------------------------------------------------
+
+
+def measure(message: Any) -> Tape:
+    """Read ``message`` onto a tape (its ``size`` the encoded size); :func:`release` it after.
+
+    EncodeError for a value the field cannot hold, with the tape released.
+    """
+    plan = plan_of(message)
+    tape = _taken()
+    try:
+        _message(tape, plan, message, 0)
+    except BaseException:
+        release(tape)
+        raise
+    tape.size = tape.used + tape.extra
+    return tape
+
+
+def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None:
+    """Put the fields of ``message`` on the tape, in number order."""
+    if depth > _MAX_DEPTH:
+        raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
+    if cython.compiled and codec_below(tape.floor):
+        raise EncodeError(f"{plan.full_name}: {STACK_EXHAUSTED}")
+    if plan.oneofs:
+        _check_oneofs(plan, message)
+    fields = plan.fields
+    for i in range(len(fields)):
+        field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
+        if field.has_bit >= 0 and not _has(message, field.has_bit):
+            continue
+        value = _slot(message, field)
+        if value is None or (field.implicit and value is field.default):
+            continue  # unset, an empty container never used, or an implicit field at zero
+        if field.plain:  # the common case: a singular number
+            bits = scalar_bits(field, field.kind, value)
+            if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
+                _scalar(tape, field, bits)
+        else:
+            _field(tape, field, plan, value, depth)
+    unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
+    if unknown:
+        _data(tape, unknown, _data_of_bytes(unknown), len(unknown))
+
+
+def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
+    """Refuse two members of a oneof, set around ``__setattr__`` (``object.__setattr__``)."""
+    for name, slots in plan.oneofs.items():
+        chosen = 0
+        for slot in slots:
+            chosen += _is_written(message, plan.fields_by_slot[slot])
+        if chosen > 1:
+            names = [
+                plan.fields_by_slot[slot].name
+                for slot in slots
+                if _is_written(message, plan.fields_by_slot[slot])
+            ]
+            raise EncodeError(
+                f"{plan.full_name}: oneof {name} has several members set ({', '.join(names)})"
+            )
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(message=Struct, field=FieldPlan)
+@cython.returns(cython.bint)
+@cython.exceptval(check=False)
+def _is_written(message: Struct, field: FieldPlan) -> bool:
+    if field.has_bit >= 0:
+        return _has(message, field.has_bit)
+    return _slot(message, field) is not None
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _scalar(tape: Tape, field: FieldPlan, bits: int) -> None:
+    """Put a number's tag and bits on the tape."""
+    _room(tape, _MAX_SCALAR_BYTES)
+    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    _bits(tape, field, bits)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
+@cython.returns(cython.void)
+@cython.exceptval(check=False)
+def _bits(tape: Tape, field: FieldPlan, bits: int) -> None:
+    """Put a number's bits on the tape (room made)."""
+    if field.wire_type == VARINT:
+        tape.used = varint_write(tape.scratch, tape.used, bits)
+    else:
+        tape.used = write_le(tape.scratch, tape.used, bits, 4 if field.wire_type == I32 else 8)
+
+
+def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> None:
+    """Put a whole field that is not a singular number on the tape."""
+    if field.map_key is not None:
+        _map(tape, field, plan, value, depth)
+    elif not field.repeated:  # a string, bytes or message
+        _value(tape, field, plan, value, depth, field.implicit)
+    else:
+        if type(value) is not list:
+            _check_sequence(field, plan, value)
+        if field.packed:
+            _packed(tape, field, value)
+        else:
+            for item in value:
+                _value(tape, field, plan, item, depth, False)
+
+
+def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
+    """Put a packed run on the tape: its tag, length prefix and values; nothing if empty."""
+    start = tape.used
+    _room(tape, MAX_PREFIX_BYTES)
+    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    index = _open(tape)
+    for item in items:
+        bits = scalar_bits(field, field.kind, item)
+        _room(tape, _MAX_SCALAR_BYTES)
+        _bits(tape, field, bits)
+    if tape.used == start + field.tag_size:  # no items: nothing is written
+        tape.used = start
+        _drop_splices(tape, index)
+    else:
+        _close(tape, index)
+
+
+def _drop_splices(tape: Tape, count: int) -> None:
+    """Forget the splices from ``count`` on (length prefixes: they hold nothing)."""
+    if cython.compiled:
+        tape.count = count
+    else:
+        del tape.splices[count:]
+
+
+def _value(
+    tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: int, implicit: bool
+) -> None:
+    """Put one value of ``field`` and its tag on the tape; nothing for an ``implicit`` empty one."""
+    wire_type = field.wire_type
+    kind = field.kind
+    if wire_type != LEN and wire_type != SGROUP:
+        _scalar(tape, field, scalar_bits(field, field.kind, value))
+    elif kind == STRING and type(value) is str:
+        _text(tape, field, plan, value, implicit)
+    elif kind in (STRING, BYTES):
+        if kind == STRING:
+            value = _not_text(field, plan, value)
+        _bytes(tape, field, plan, value, implicit)
+    else:
+        sub = _sub_plan(field, plan, value)
+        _room(tape, MAX_PREFIX_BYTES)
+        tape.used = varint_write(tape.scratch, tape.used, field.tag)
+        if kind == GROUP:
+            _message(tape, sub, value, depth + 1)
+            _room(tape, MAX_PREFIX_BYTES)
+            tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
+        else:
+            index = _open(tape)
+            _message(tape, sub, value, depth + 1)
+            _close(tape, index)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, field=FieldPlan, size=cython.Py_ssize_t)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _head(tape: Tape, field: FieldPlan, size: int) -> None:
+    """Put the tag and length prefix of a ``size``-byte string or bytes value on the tape."""
+    _room(tape, 2 * MAX_PREFIX_BYTES)
+    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    tape.used = varint_write(tape.scratch, tape.used, size)
+
+
+def _text(tape: Tape, field: FieldPlan, plan: MessagePlan, text: str, implicit: bool) -> None:
+    """Put a ``str`` on the tape as its UTF-8 bytes (compiled: CPython's own)."""
+    if cython.compiled:
+        data = _utf8_or_null(text, cython.address(size))
+        if data == cython.NULL:
+            raise _lone_surrogate(field, plan)
+    else:
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            raise _lone_surrogate(field, plan) from None
+        size = len(data)
+    if size or not implicit:
+        _head(tape, field, size)
+        _data(tape, text, data, size)
+
+
+def _not_text(field: FieldPlan, plan: MessagePlan, value: Any) -> Any:
+    """A non-str value of a string field: bytes are allowed where upb returns them."""
+    if field.utf8 == "bytes" and isinstance(value, bytes):
+        return value  # proto2 strings that were not UTF-8 on the wire come back as bytes
+    raise _encode_error(field, plan, f"expected str, not {type(value).__name__}")
+
+
+def _bytes(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, implicit: bool) -> None:
+    """Put a bytes-like value on the tape: a ``bytes`` as it is, any other through a view.
+
+    The view keeps the buffer exported until the tape is released, so a
+    ``bytearray`` cannot be resized under a splice into it.
+    """
+    if type(value) is not bytes:
+        value = _view_of(field, plan, value)
+    size = len(value)
+    if size or not implicit:
+        _head(tape, field, size)
+        _data(tape, value, _data_of_bytes(value), size)
+
+
+def _view_of(field: FieldPlan, plan: MessagePlan, value: Any) -> Any:
+    if isinstance(value, str):
+        raise _encode_error(field, plan, "expected a bytes-like object, not str")
+    try:
+        return byte_view(value, False)
+    except (TypeError, BufferError):
+        raise _encode_error(field, plan, f"expected bytes, not {type(value).__name__}") from None
+
+
+@cython.cfunc
+@cython.inline
+@cython.returns("const char *")
+@cython.exceptval(check=False)
+def _data_of_bytes(value: Any) -> Any:
+    """Where the bytes of a ``bytes`` or of a flat byte view are (uncompiled: the object)."""
+    if cython.compiled:
+        if type(value) is bytes:
+            return PyBytes_AS_STRING(value)
+        return cython.cast(cython.p_char, PyMemoryView_GET_BUFFER(value).buf)
+    return value
+
+
+def _sub_plan(field: FieldPlan, plan: MessagePlan, value: Any) -> MessagePlan:
+    """The plan of a message field's value, which must be a struct of the field's type."""
+    sub: MessagePlan = field.message  # type: ignore[assignment]
+    if type(value) is not sub.cls:
+        problem = f"expected {sub.cls.__name__}, not {type(value).__name__}"
+        raise _encode_error(field, plan, problem)
+    return sub
+
+
+def _check_sequence(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
+    """A repeated field needs a sized sequence (not str or bytes)."""
+    if isinstance(value, (str, bytes)) or not _sized(value):
+        raise _encode_error(field, plan, f"expected a sequence, not {type(value).__name__}")
+
+
+# --- maps ----------------------------------------------------------------------
+
+
+def _map(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: int) -> None:
+    """Put the entries of a map field on the tape in upb's order (see :func:`_map_order`)."""
+    if cython.compiled and type(mapping) is dict:
+        _sorted_dict(tape, field, plan, mapping, depth)
+    elif not isinstance(mapping, dict) and not hasattr(mapping, "items"):
+        # A dict is tested first: hasattr makes a bound method, an allocation per encode.
+        raise _encode_error(field, plan, f"expected a dict, not {type(mapping).__name__}")
+    else:
+        for key, item in sorted(mapping.items(), key=_map_order(field.map_key)):  # type: ignore[arg-type]
+            _entry(tape, field, key, item, depth)
+
+
+def _entry(tape: Tape, field: FieldPlan, key: Any, item: Any, depth: int) -> None:
+    """Put one map entry on the tape: a message of key and value, both always written."""
+    entry: MessagePlan = field.message  # type: ignore[assignment]
+    _room(tape, MAX_PREFIX_BYTES)
+    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    index = _open(tape)
+    _value(tape, field.map_key, entry, key, depth, False)  # type: ignore[arg-type]
+    _value(tape, field.map_value, entry, item, depth, False)  # type: ignore[arg-type]
+    _close(tape, index)
+
+
+# Compiled, a dict's entries are sorted in a C array of MapItem (a key, its value
+# and what it sorts by): on the C stack for maps of up to _STACK_ITEMS entries,
+# else in memory from outside Python's allocator, freed at once. The array holds
+# references, so the Python code that reading an entry may run (a value's
+# __index__) cannot free a key or a value under it.
+
+
+def _sorted_dict(
+    tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: dict[Any, Any], depth: int
+) -> None:
+    """Compiled: put a dict's entries on the tape in upb's order."""
+    if cython.compiled:
+        count = len(mapping)
+        items = cython.cast(item_ptr, on_stack)
+        scratch = cython.NULL
+        if count > _STACK_ITEMS:
+            scratch = malloc(count * cython.sizeof(MapItem))
+            if scratch == cython.NULL:
+                raise MemoryError()
+            items = cython.cast(item_ptr, scratch)
+        taken = 0
+        index = 0
+        try:
+            # No Python code runs during the walk: the dict cannot change under PyDict_Next.
+            while taken < count and PyDict_Next(
+                mapping, cython.address(index), cython.address(key), cython.address(item)
+            ):
+                Py_INCREF(cython.cast(object, key))
+                Py_INCREF(cython.cast(object, item))
+                items[taken].key = key
+                items[taken].value = item
+                taken += 1
+            kind = field.map_key.kind
+            mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
+            for i in range(taken):  # may run Python code (a key's __index__)
+                _sort_value(cython.address(items[i]), kind == STRING, mask)
+            qsort(
+                items,
+                taken,
+                cython.sizeof(MapItem),
+                _text_before if kind == STRING else _number_before,
+            )
+            for i in range(taken):
+                _entry(
+                    tape,
+                    field,
+                    cython.cast(object, items[i].key),
+                    cython.cast(object, items[i].value),
+                    depth,
+                )
+        finally:
+            for i in range(taken):
+                Py_XDECREF(items[i].key)
+                Py_XDECREF(items[i].value)
+            free(scratch)
+
+
+def _sort_value(item: Any, text: bool, mask: int) -> None:
+    """Compiled: what a map item sorts by; a key of the wrong type sorts anywhere."""
+    if cython.compiled:
+        key = cython.cast(object, item.key)
+        item.text = cython.NULL
+        item.size = 0
+        item.number = 0
+        if not text:
+            item.number = _key_number(key) & mask
+        elif type(key) is str:
+            item.text = _utf8_or_null(key, cython.address(item.size))
+            if item.text == cython.NULL:  # a lone surrogate, which recording the key refuses
+                PyErr_Clear()
+                item.size = 0
+        elif type(key) is bytes:  # proto2 keys may be bytes
+            item.text = PyBytes_AS_STRING(key)
+            item.size = len(key)
+
+
+def _key_number(key: Any) -> int:
+    """Compiled: an integer key's 64-bit pattern, without a Python integer made."""
+    if cython.compiled:
+        if type(key) is not int:
+            try:
+                key = operator.index(key)
+            except Exception:  # not an integer: recording the key refuses it
+                return 0
+        number = PyLong_AsLongLongAndOverflow(key, cython.address(overflow))
+        if overflow == 0:
+            return number
+        if overflow == 1:
+            unsigned = PyLong_AsUnsignedLongLong(key)
+            if unsigned != _MASK64 or not PyErr_Occurred():
+                return unsigned
+            PyErr_Clear()  # beyond 64 bits: recording the key refuses it
+    return 0
+
+
+def _text_before(a: Any, b: Any) -> int:
+    """Compiled qsort order of string keys: bytewise ascending, a key before its prefixes."""
+    if cython.compiled:
+        x = cython.cast(item_ptr, a)
+        y = cython.cast(item_ptr, b)
+        common = x.size if x.size < y.size else y.size
+        order = memcmp(x.text, y.text, common) if common else 0
+        if order != 0:
+            return order
+        return (y.size > x.size) - (y.size < x.size)
+    return 0
+
+
+def _number_before(a: Any, b: Any) -> int:
+    """Compiled qsort order of integer keys: descending unsigned value."""
+    if cython.compiled:
+        x = cython.cast(item_ptr, a)
+        y = cython.cast(item_ptr, b)
+        return (x.number < y.number) - (x.number > y.number)
+    return 0
+
+
+def _map_order(key_field: FieldPlan) -> Any:
+    """Sort key giving upb's deterministic order of map entries.
+
+    upb (protobuf 7) orders integer keys by descending unsigned value and
+    string keys bytewise ascending, a key before its own prefixes. A key
+    of the wrong type sorts anywhere: recording it raises the EncodeError.
+    """
+    kind = key_field.kind
+    if kind == STRING:
+        return lambda item: _text_order(item[0])
+    mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
+    return lambda item: -(_integer_order(item[0]) & mask)
+
+
+def _text_order(key: Any) -> bytes:
+    if isinstance(key, bytes):  # proto2 keys may be bytes
+        return key + b"\xff"
+    try:
+        return key.encode() + b"\xff"  # type: ignore[no-any-return]  # 0xFF is never in UTF-8
+    except Exception:  # not a str, or a lone surrogate
+        return b""
+
+
+def _integer_order(key: Any) -> int:
+    try:
+        return operator.index(key)
+    except Exception:  # not an integer
+        return 0
+
+
+# --- the writing pass -------------------------------------------------------------
+
+
+def _replay(tape: Tape, out: Any, pos: int) -> int:
+    """Write the tape at ``out[pos:]`` (``tape.size`` bytes of room made); return the end.
+
+    No Python code runs here, and nothing is read but the tape.
+    """
+    done = 0  # scratch bytes written
+    if cython.compiled:
+        for i in range(tape.count):
+            splice = tape.splices + i
+            memcpy(out + pos, tape.scratch + done, splice.at - done)
+            pos += splice.at - done
+            done = splice.at
+            if splice.data == cython.NULL:
+                pos = varint_write(out, pos, splice.value)
+            else:
+                memcpy(out + pos, splice.data, splice.value)
+                pos += splice.value
+        memcpy(out + pos, tape.scratch + done, tape.used - done)
+        return pos + tape.used - done
+    for at, value, data in tape.splices:
+        copy_bytes(out, pos, tape.scratch[done:at], at - done)
+        pos += at - done
+        done = at
+        if isinstance(data, (bytes, memoryview)):
+            copy_bytes(out, pos, data, value)
+            pos += value
+        else:  # a length prefix
+            pos = varint_write(out, pos, value)
+    copy_bytes(out, pos, tape.scratch[done : tape.used], tape.used - done)
+    return pos + tape.used - done
+
+
+def write_tape(tape: Tape, data: bytearray, pos: int) -> int:
+    """Write a measured tape at ``data[pos:]`` (the room is made); return the end."""
+    if cython.compiled:
+        return _replay(tape, cython.cast(cython.p_uchar, PyByteArray_AS_STRING(data)), pos)
+    return _replay(tape, data, pos)
+
+
+def encode(message: Struct) -> bytes:
+    """The wire bytes of a struct (deterministic: equal to upb's deterministic output).
+
+    Compiled, the tape is written straight into the ``bytes`` object
+    returned, made at its exact size.
+    """
+    tape = measure(message)
+    try:
+        if cython.compiled:
+            out = PyBytes_FromStringAndSize(cython.NULL, tape.size)
+            _replay(tape, cython.cast(cython.p_uchar, PyBytes_AS_STRING(out)), 0)
+            return out
+        data = bytearray(tape.size)
+        _replay(tape, data, 0)
+        return bytes(data)
+    finally:
+        release(tape)
+
+
+def message_size(message: Struct) -> int:
+    """Encoded size of a struct, in bytes."""
+    tape = measure(message)
+    size = tape.size
+    release(tape)
+    return size

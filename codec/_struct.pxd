@@ -180,7 +180,7 @@ cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
 cdef object _container(object message, FieldPlan field)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(kind=int, sub=MessagePlan)
+@cython.locals(kind=int, sub=MessagePlan, plain_integer=bint)
 cdef object _checked(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 @cython.locals(found=object_ptr, bound=MessagePlan)

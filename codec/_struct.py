@@ -428,6 +428,11 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     kept as given (their elements are checked when they are encoded);
     message fields take a struct of their type, or None to clear them.
     """
+    kind = field.kind
+    plain_integer = field.plain and kind < FLOAT and kind != BOOL and field.closed_enum is None
+    if plain_integer and type(value) is int:  # the common case first
+        scalar_bits(field, kind, value)  # the range check
+        return value
     if field.repeated:
         if field.map_key is not None:
             if not isinstance(value, dict):
@@ -435,7 +440,6 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         elif isinstance(value, (str, bytes, dict)) or not _sized(value):
             raise _type_error(plan, field, "a sequence", value)
         return value
-    kind = field.kind
     if kind in (MESSAGE, GROUP):
         sub: MessagePlan = field.message  # type: ignore[assignment]  # linked
         if value is not None and type(value) is not sub.cls:

@@ -178,6 +178,8 @@ cdef inline object fixed_value_of(int kind, uint64_t bits):
 
 
 # The value of a scalar to write (see _wire.py).
+@cython.locals(number=double)
+cdef uint64_t checked_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE
 @cython.locals(signed=cython.longlong, overflow=int, unsigned=uint64_t)
 cdef uint64_t integer_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE
 cdef object integer_of(object owner, int kind, object value, bint assigning)
@@ -211,22 +213,12 @@ cdef inline uint64_t integer_pattern(int kind, int64_t number) noexcept nogil:
 
 
 cdef inline uint64_t scalar_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE:
-    # the bits written for a value of a scalar kind, checked; an exact int, float or bool
-    # goes straight to its bits
+    # the bits written for a value of a scalar kind, checked: an exact int of an integer
+    # kind, or an exact float of a double, is read here; any other value by checked_bits
     cdef long long small
-    cdef double number
-    if kind == DOUBLE or kind == FLOAT:
-        if type(value) is float:
-            number = PyFloat_AS_DOUBLE(value)
-        else:
-            number = real_of(owner, kind, value, False)
-        return float64_bits(number) if kind == DOUBLE else float32_bits(number)
-    if kind == BOOL:
-        if value is True:
-            return 1
-        if value is False:
-            return 0
-        return truth_of(owner, value, False)
-    if type(value) is int and codec_small_int(value, &small) and fits(kind, small):
+    if (type(value) is int and kind < FLOAT and kind != BOOL
+            and codec_small_int(value, &small) and fits(kind, small)):
         return integer_pattern(kind, small)
-    return integer_bits(owner, kind, value)
+    if kind == DOUBLE and type(value) is float:
+        return float64_bits(PyFloat_AS_DOUBLE(value))
+    return checked_bits(owner, kind, value)

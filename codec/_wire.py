@@ -210,14 +210,23 @@ if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they a
 
     def scalar_bits(owner: object, kind: int, value: object) -> int:
         """The bits written for ``value`` in a scalar field of ``kind``, checked."""
-        if kind in (DOUBLE, FLOAT):
-            number = value if type(value) is float else real_of(owner, kind, value, False)
-            return float64_bits(number) if kind == DOUBLE else float32_bits(number)
-        if kind == BOOL:
-            if value is True or value is False:
-                return 1 if value else 0
-            return 1 if truth_of(owner, value, False) else 0
-        return integer_bits(owner, kind, value)
+        return checked_bits(owner, kind, value)
+
+
+def checked_bits(owner: object, kind: int, value: object) -> int:
+    """The bits written for any ``value`` in a scalar field of ``kind``, checked.
+
+    Compiled, :func:`scalar_bits` reads an exact int or float inline and
+    calls this for any other value.
+    """
+    if kind in (DOUBLE, FLOAT):
+        number = value if type(value) is float else real_of(owner, kind, value, False)
+        return float64_bits(number) if kind == DOUBLE else float32_bits(number)
+    if kind == BOOL:
+        if value is True or value is False:
+            return 1 if value else 0
+        return 1 if truth_of(owner, value, False) else 0
+    return integer_bits(owner, kind, value)
 
 
 def integer_bits(owner: object, kind: int, value: object) -> int:

@@ -9,7 +9,7 @@ from codec import _pure
 
 _pure.install()
 
-from codec import _buffer, _encode, _struct, _varint, framing, varint, wire  # noqa: E402
+from codec import _buffer, _decode, _encode, _struct, _varint, framing, varint, wire  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
     DecodeError,
@@ -54,7 +54,7 @@ from codec.wire import (  # noqa: E402
 
 #: True when every module of the compiled core is loaded (not their .py source).
 COMPILED: bool = all(
-    module.COMPILED for module in (_varint, _buffer, _struct, _encode, wire, framing)
+    module.COMPILED for module in (_varint, _buffer, _struct, _encode, _decode, wire, framing)
 )
 
 __version__ = "0.1.0"

@@ -29,6 +29,7 @@ COMPILED_MODULES = (
     "codec.wire",
     "codec._struct",
     "codec._encode",
+    "codec._decode",
     "codec.framing",
     "codec.profiler._recorder",
 )

@@ -1,25 +1,15 @@
 # C types for _struct.py (Cython pure-Python mode).
 cimport cython
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdlib cimport calloc, free, malloc, qsort
-from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.stdlib cimport calloc, free
+from libc.stdint cimport uint64_t
 
-from codec._buffer cimport copy_bytes, uninitialised
-from codec._varint cimport (
-    acquire, float32_bits, float64_bits, position, read_le, twos_complement, varint_size,
-    varint_value, varint_write, write_le, zigzag,
-)
+from codec._varint cimport varint_size
 from codec._wire cimport (
-    VARINT, I64, LEN, SGROUP, EGROUP, I32,
-    INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32, SFIXED64,
-    FLOAT, DOUBLE, STRING, BYTES, MESSAGE, GROUP,
-    fixed_end, fixed_value_of, length_end, natural_wire_type, read_tag, skip_group, skip_value,
-    stray_end_group, varint_length, varint_value_of, scalar_bits, integer_of,
-    truth_of, real_of,
+    VARINT, I64, LEN, EGROUP, I32, BOOL, ENUM, FLOAT, DOUBLE, STRING, BYTES, MESSAGE, GROUP,
+    natural_wire_type, scalar_bits, integer_of, truth_of, real_of,
 )
 
 ctypedef unsigned char uchar
@@ -40,14 +30,6 @@ cdef extern from "Python.h":
         vectorcallfunc tp_vectorcall
     PyObject *_PyType_Lookup(PyTypeObject *type, PyObject *name)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
-    char *PyBytes_AS_STRING(object data)
-    bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
-    bint PyDict_Next(object mapping, Py_ssize_t *pos, PyObject **key, PyObject **value)
-    str PyUnicode_DecodeUTF8(const char *data, Py_ssize_t size, const char *errors)
-    Py_buffer *PyMemoryView_GET_BUFFER(object view)
-    long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
-    unsigned long long PyLong_AsUnsignedLongLong(object number) noexcept
-    PyObject *PyErr_Occurred() noexcept
 
 ctypedef TypeWithVectorcall *type_ptr
 ctypedef PyMemberDescrObject *member_descr_ptr
@@ -164,10 +146,8 @@ cdef extern from *:
     bint codec_below(char *floor) nogil
 
 cdef Py_ssize_t _DIRECT_NUMBERS
-cdef int _MAX_DEPTH
 cdef str _PLAN_NAME
 
-cdef bint _stack_room() noexcept
 @cython.locals(descriptor=member_descr_ptr)
 cdef Py_ssize_t _member_offset(object member) except? -1
 @cython.locals(words=word_ptr)
@@ -180,6 +160,8 @@ cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
 cdef object _container(object message, FieldPlan field)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
+@cython.locals(other=Py_ssize_t)
+cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(kind=int, sub=MessagePlan, plain_integer=bint)
 cdef object _checked(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
@@ -243,32 +225,6 @@ cdef class Container:
     cdef readonly MessagePlan plan
     cdef readonly FieldPlan field
 
-cdef class Decoding:
-    cdef object source  # a memoryview while a decode runs
-    cdef Py_ssize_t base
-    cdef bint zero_copy, numpy, busy
-    cdef Py_ssize_t max_depth, max_elements, elements
-    @cython.locals(message=Struct, fresh=Decoding)
-    cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
-    cdef bytes rejected_entry
-    cdef bytearray stray_values
-    cdef uint64_t tag
-    cdef Py_ssize_t body, after
-    cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
-
-cdef class Decoder:
-    cdef readonly object type
-    cdef readonly bint zero_copy, numpy
-    cdef readonly Py_ssize_t max_depth, max_elements
-    cdef MessagePlan plan
-    cdef Decoding state
-    cdef bint _initialised(self) noexcept
-
-cdef bint _option_flag(str name, object value) except -1
-cdef Py_ssize_t _option_count(str name, object value) except -1
-cdef object _NO_INPUT
-cdef Py_ssize_t _MAX_COUNT
-
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
 cdef object _lone_surrogate(FieldPlan field, MessagePlan plan)
 @cython.locals(size=Py_ssize_t)
@@ -276,45 +232,8 @@ cdef int _check_text(FieldPlan field, MessagePlan plan, str text) except -1
 cdef bint _sized(object value) except -1
 cdef MessagePlan plan_of(object message)
 
-@cython.locals(wire=int)
-cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
-                      uint64_t tag, Decoding state, int depth) except -1
-@cython.locals(start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
-               after=Py_ssize_t)
-cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
-                               Py_ssize_t end, Decoding state, int depth, int group) except -1
-@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
-cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
-                              Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
-                              int depth) except -2
-cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
-cdef Struct _new_part(MessagePlan plan, Decoding state, Py_ssize_t pos)
-@cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
-cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                        Decoding state)
-cdef bytes _bytes_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
-cdef str _text_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
-@cython.locals(width=Py_ssize_t)
-cdef int _decode_packed(FieldPlan field, Struct message, const uchar *data, Py_ssize_t pos,
-                        Py_ssize_t end, Decoding state) except -1
-@cython.locals(count=Py_ssize_t)
-cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
-                          Py_ssize_t end, Decoding state, Py_ssize_t width)
-cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
-                       Py_ssize_t end, Decoding state, int depth) except -1
-@cython.locals(key_field=FieldPlan, value_field=FieldPlan, elements=Py_ssize_t, start=Py_ssize_t,
-               at=Py_ssize_t)
-cdef bint _read_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
-                      Py_ssize_t end, Decoding state, int depth) except -1
-@cython.locals(entry_plan=MessagePlan, entry=Struct, value_field=FieldPlan)
-cdef bint _decode_entry_struct(FieldPlan field, dict mapping, const uchar *data,
-                              Py_ssize_t pos, Py_ssize_t end, Decoding state,
-                              int depth) except -1
-cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
-cdef const uchar *_bytes_of(object source)
-
-
-# Reading a slot and a presence bit: inline here, as the encoder in _encode.py reads them too.
+# Reading and writing slots and presence bits, and finding a field by number: inline here,
+# as the encoder and the decoder (_encode.py, _decode.py) use them per field.
 cdef inline char *_address(object message, FieldPlan field) noexcept:
     # where field's slot is in message (an object of its plan's class)
     return <char *><PyObject *>message + field.offset
@@ -335,3 +254,36 @@ cdef inline bint _has(Struct message, Py_ssize_t bit) noexcept:
     if message._has_more == NULL:
         return False
     return (message._has_more[(bit >> 6) - 1] >> (bit & 63)) & 1
+
+
+cdef inline int _store(object message, FieldPlan field, object value) except -1:
+    # put value in field's slot of message, unchecked; a struct starts untracked by the
+    # cycle collector (see new_struct) and is tracked from the first value it holds that
+    # can refer to other objects (a container, a struct, a memoryview)
+    cdef PyObject **place = <slot_ptr>_address(message, field)
+    cdef PyObject *old = place[0]
+    Py_INCREF(value)
+    place[0] = <PyObject *>value
+    if PyType_IS_GC(Py_TYPE(value)) and not PyObject_GC_IsTracked(message):
+        PyObject_GC_Track(message)
+    Py_XDECREF(old)  # last: a finaliser may run
+    return 0
+
+
+cdef inline int _set_field(MessagePlan plan, Struct message, FieldPlan field,
+                           object value) except -1:
+    # store a checked (or decoded) value: presence set, other oneof members cleared
+    if field.oneof_slots:
+        _clear_others(plan, message, field)
+    _store(message, field, value)
+    if field.has_bit >= 0:
+        _mark(message, plan, field.has_bit, True)
+    return 0
+
+
+cdef inline FieldPlan _field_numbered(MessagePlan plan, Py_ssize_t number):
+    # the field numbered ``number`` in plan, or None (small numbers by list index)
+    cdef tuple numbered = plan.numbered
+    if number < len(numbered):
+        return numbered[number]
+    return plan.by_number.get(number)

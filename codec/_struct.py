@@ -1,4 +1,4 @@
-"""Structs: message objects with slots at fixed offsets, and their compiled decoder.
+"""Structs: message objects with slots at fixed offsets, and the plans that describe them.
 
 Strategy: :mod:`codec.schema` turns each protobuf message descriptor into a
 :class:`MessagePlan`: its fields in number order, each a :class:`FieldPlan`
@@ -6,21 +6,12 @@ that knows its kind, tag, presence bit and where its value lives. Each
 message type gets a heap type deriving from :class:`Struct` whose
 ``__slots__`` are its fields, so a value sits in the object at a fixed
 offset, read once into the plan (msgspec's ``StructMeta`` layout): Python
-reads fields through member descriptors, the compiled encoder and decoder
-by offset, and a vectorcall constructor takes keywords without a kwargs
-dict. Assignment is checked as pb2 checks it (see "the object model").
-
-Encoding is :mod:`codec._encode`, which reads the slots through the same
-plan.
-
-Decoding walks the tags once, looks fields up by number, and follows the
-protobuf rules that the conformance suite requires: last value wins for
-singular fields, repeated fields accept packed and unpacked input, a
-singular message seen twice is merged, a known field with the wrong wire
-type and unknown fields are kept, in order, as unknown bytes. Every length
-is checked against the bytes left, counts are never taken from the input to
-reserve memory, nesting is limited by ``max_depth`` and the number of
-decoded elements by ``max_elements``.
+reads fields through member descriptors, the compiled encoder
+(:mod:`codec._encode`) and decoder (:mod:`codec._decode`) by offset, and a
+vectorcall constructor takes keywords without a kwargs dict. Assignment is
+checked as pb2 checks it (see "the object model"). What both engines do per
+field (read or store a slot, test a presence bit, find a field by number)
+is inline in ``_struct.pxd``, so each compiles it into its own loop.
 
 This file is Cython pure-Python mode (types in ``_struct.pxd``).
 """
@@ -35,25 +26,11 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
-from codec._varint import byte_view
-from codec._varint import encode as varint_encode
 from codec._wire import NUMPY_DTYPES, SCALAR_KINDS
-from codec.errors import (
-    DecodeError,
-    DepthLimitError,
-    EncodeError,
-    TruncatedError,
-    WireFormatError,
-)
+from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
-    from codec._buffer import uninitialised
-    from codec._varint import (
-        position,
-        read_le,
-        varint_size,
-        varint_value,
-    )
+    from codec._varint import varint_size
     from codec._wire import (
         BOOL,
         BYTES,
@@ -66,34 +43,18 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
         I64,
         LEN,
         MESSAGE,
-        SGROUP,
         STRING,
         VARINT,
-        fixed_end,
-        fixed_value_of,
         integer_of,
-        length_end,
         natural_wire_type,
-        read_tag,
         real_of,
         scalar_bits,
-        skip_group,
-        skip_value,
-        stray_end_group,
         truth_of,
-        varint_length,
-        varint_value_of,
     )
 
 COMPILED: bool = cython.compiled
 
 DEFAULT_MAX_DEPTH = 100  # protobuf C++, Java and upb
-_MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
-# Elements (repeated values, messages, unknown fields) one decode may create:
-# a few wire bytes can stand for a large object (an empty sub-message is two
-# bytes), so a budget bounds what a hostile frame can make us allocate.
-DEFAULT_MAX_ELEMENTS = 1_000_000
-_MAX_COUNT = 2**62  # the largest max_depth or max_elements (a C Py_ssize_t holds it)
 
 _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessagePlan
 # Nesting costs C stack (a few hundred bytes a level, compiled), and a thread's
@@ -102,8 +63,6 @@ _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessageP
 # AddressSanitizer, see _struct.pxd), whatever max_depth allows.
 STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
-_MASK32 = 0xFFFFFFFF
-_MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
 class FieldPlan:
@@ -243,29 +202,14 @@ class MessagePlan:
         return _field_numbered(self, number)
 
 
-@cython.cfunc
-@cython.inline
-@cython.locals(plan=MessagePlan, number=cython.Py_ssize_t, numbered=tuple)
-def _field_numbered(plan: MessagePlan, number: int) -> FieldPlan | None:
-    """The field numbered ``number`` in ``plan``, or None (small numbers by list index)."""
-    numbered = plan.numbered
-    if number < len(numbered):
-        return numbered[number]
-    return plan.by_number.get(number)
+if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they are used
 
-
-def _stack_room() -> bool:
-    """Whether the C stack of this thread has room for another level of nesting.
-
-    Compiled, the stack left is measured against the thread's stack bounds
-    (``codec_stack_left``, from pthread's attributes, found once per thread);
-    where they are unknown, nothing is checked. Uncompiled, Python's
-    recursion limit guards the stack (RecursionError, turned into a
-    DepthLimitError by the decoder).
-    """
-    if cython.compiled:
-        return codec_stack_left() > CODEC_STACK_RESERVE  # type: ignore[name-defined]
-    return True
+    def _field_numbered(plan: MessagePlan, number: int) -> FieldPlan | None:
+        """The field numbered ``number`` in ``plan``, or None (small numbers by list index)."""
+        numbered = plan.numbered
+        if number < len(numbered):
+            return numbered[number]
+        return plan.by_number.get(number)
 
 
 def _member_offset(member: Any) -> int:
@@ -312,28 +256,19 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
         return bool((getattr(message, "_has", 0) >> bit) & 1)
 
 
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan)
-@cython.returns(cython.int)
-@cython.exceptval(-1, check=False)
-def _store(message: Any, field: FieldPlan, value: Any) -> None:
-    """Put ``value`` in ``field``'s slot of ``message``, unchecked.
+if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they are used
 
-    Compiled, a struct starts untracked by the cycle collector (see
-    :func:`new_struct`) and is tracked from the first value it holds that
-    can refer to other objects (a container, a struct, a memoryview).
-    """
-    if cython.compiled:
-        place = cython.cast(slot_ptr, _address(message, field))
-        old = place[0]
-        Py_INCREF(value)
-        place[0] = cython.cast(object_ptr, value)
-        if PyType_IS_GC(Py_TYPE(value)) and not PyObject_GC_IsTracked(message):
-            PyObject_GC_Track(message)
-        Py_XDECREF(old)  # last: a finaliser may run
-    else:
+    def _store(message: Any, field: FieldPlan, value: Any) -> None:
+        """Put ``value`` in ``field``'s slot of ``message``, unchecked."""
         field.member.__set__(message, value)
+
+    def _set_field(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
+        """Store a checked (or decoded) value: presence set, other oneof members cleared."""
+        if field.oneof_slots:
+            _clear_others(plan, message, field)
+        _store(message, field, value)
+        if field.has_bit >= 0:
+            _mark(message, plan, field.has_bit, True)
 
 
 def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
@@ -401,19 +336,11 @@ def _clear_field(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
         _store(message, field, field.default)
 
 
-@cython.cfunc
-@cython.inline
-@cython.locals(plan=MessagePlan, message="Struct", field=FieldPlan, other=cython.Py_ssize_t)
-@cython.returns(cython.int)
-@cython.exceptval(-1, check=False)
-def _set_field(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
-    """Store a checked (or decoded) value: presence set, other oneof members cleared."""
+def _clear_others(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
+    """Unset the members of ``field``'s oneof other than ``field``."""
     for other in field.oneof_slots:
         if other != field.slot:
             _clear_field(plan, message, plan.fields_by_slot[other])
-    _store(message, field, value)
-    if field.has_bit >= 0:
-        _mark(message, plan, field.has_bit, True)
 
 
 def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
@@ -739,7 +666,8 @@ class Struct:
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from codec._encode import encode  # which imports this module
+        from codec._decode import decode  # these import this module
+        from codec._encode import encode
 
         return (decode, (type(self), encode(self)))
 
@@ -804,563 +732,3 @@ class Container:
 
     def __delete__(self, instance: Any) -> None:
         raise AttributeError(f"cannot delete field {self.field.name!r}")
-
-
-# --- decoding --------------------------------------------------------------
-
-
-_NO_INPUT = memoryview(b"")
-
-
-class Decoding:
-    """Options of a decode, and the state of the one under way (reusable, one at a time)."""
-
-    def __init__(self, zero_copy: bool, numpy: bool, max_depth: int, max_elements: int) -> None:
-        self.zero_copy = zero_copy
-        self.numpy = numpy
-        self.max_depth = max_depth
-        self.max_elements = max_elements
-        self.source = _NO_INPUT  # the input, a flat byte view, while a decode runs
-        self.busy = False
-        self.base = 0  # stream offset of the input's first byte, for error offsets
-        self.elements = 0  # budget left
-        self.rejected_entry: bytes | None = None
-        # Undeclared closed-enum values met inside a packed run, as unknown varint fields.
-        self.stray_values: bytearray | None = None
-        self.tag = 0  # set by _read_tag
-        self.body = 0  # set by _length_end: where the value's bytes start
-        self.after = 0  # set by _read_value: where the value ends
-
-    def run(self, plan: MessagePlan, source: memoryview, base: int) -> Struct:
-        """Decode all of ``source`` (a flat byte view) as a message of ``plan``.
-
-        One decode at a time: one re-entered (by a finaliser the decode's
-        allocations ran, or another thread) runs on a fresh state.
-        """
-        if self.busy:
-            fresh = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
-            return fresh.run(plan, source, base)
-        self.busy = True
-        self.source = source
-        self.base = base
-        self.elements = self.max_elements
-        self.rejected_entry = None
-        self.stray_values = None
-        message = new_struct(plan)
-        try:
-            decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
-        except RecursionError:  # uncompiled: Python's own guard of its stack
-            raise DepthLimitError(STACK_EXHAUSTED, base) from None
-        finally:
-            self.source = _NO_INPUT  # the caller may release the input now
-            self.busy = False
-        return message
-
-    def spend(self, count: int, offset: int) -> None:
-        self.elements -= count
-        if self.elements < 0:
-            raise DecodeError("message has more elements than max_elements allows", offset)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    data="const unsigned char *",
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    state="Decoding",
-    head=cython.longlong,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _read_tag(data: Any, pos: int, end: int, state: Decoding) -> int:
-    """Read and check the tag at ``pos`` into ``state.tag``; return the position after it."""
-    head = read_tag(data, pos, end, state.base)
-    state.tag = head >> 3
-    return pos + (head & 7)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(
-    data="const unsigned char *",
-    pos=cython.Py_ssize_t,
-    end=cython.Py_ssize_t,
-    state="Decoding",
-    bounds=cython.longlong,
-)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
-    """End of the length-delimited value whose size is at ``pos`` (checked, see
-    :func:`codec._wire.length_end`); its body starts at ``state.body``."""
-    bounds = length_end(data, pos, end, state.base)
-    state.body = pos + (bounds & 7)
-    return bounds >> 3
-
-
-def _skip(data: Any, start: int, pos: int, end: int, tag: int, state: Decoding, depth: int) -> int:
-    """Position after the value at ``pos`` of the field whose tag, ``tag``, is at ``start``."""
-    wire = tag & 7
-    if wire == SGROUP:
-        return (
-            skip_group(data, pos, end, state.base, tag >> 3, start, depth + 1, state.max_depth) >> 3
-        )
-    if wire == EGROUP:
-        return stray_end_group(tag >> 3, start, state.base)
-    return skip_value(data, pos, end, state.base, wire)
-
-
-def decode_message(
-    plan: MessagePlan,
-    message: Struct,
-    data: Any,
-    pos: int,
-    end: int,
-    state: Decoding,
-    depth: int,
-    group: int,
-) -> int:
-    """Merge the fields in ``data[pos:end]`` into ``message``; return where it stopped.
-
-    ``group`` is the field number of the group being read (0 for a
-    length-delimited message): its end-group tag ends the message.
-    """
-    _check_nesting(state, depth, pos)
-    unknown: bytearray | None = None
-    while pos < end:
-        start = pos
-        pos = _read_tag(data, pos, end, state)
-        tag = state.tag
-        if tag & 7 == EGROUP:
-            if group and tag >> 3 == group:
-                break
-            stray_end_group(tag >> 3, start, state.base)
-        field = _field_numbered(plan, tag >> 3)
-        if field is not None:
-            after = _decode_field(field, plan, message, data, pos, end, tag & 7, state, depth)
-            if after >= 0:
-                pos = after
-                if state.stray_values is not None:
-                    if unknown is None:
-                        unknown = bytearray(unknown_of(message))
-                    unknown += state.stray_values
-                    state.stray_values = None
-                continue
-        value_start = pos
-        pos = _skip(data, start, pos, end, tag, state, depth)
-        state.spend(1, state.base + start)
-        if unknown is None:
-            unknown = bytearray(unknown_of(message))
-        if state.rejected_entry is None:
-            unknown += state.source[start:pos]
-        else:  # upb keeps a map entry it could not read whole, as re-encoded
-            unknown += state.source[start:value_start]
-            unknown += varint_encode(len(state.rejected_entry))
-            unknown += state.rejected_entry
-            state.rejected_entry = None
-    else:
-        if group:
-            raise TruncatedError("message ends inside a group", state.base + pos)
-    if unknown is not None:
-        message._unknown = bytes(unknown)
-    return pos
-
-
-def _check_nesting(state: Decoding, depth: int, pos: int) -> None:
-    """Refuse a message at ``pos`` nested ``depth`` deep: past max_depth, or the C stack."""
-    if depth > state.max_depth:
-        raise DepthLimitError(f"messages nested deeper than {state.max_depth}", state.base + pos)
-    if not _stack_room():
-        raise DepthLimitError(STACK_EXHAUSTED, state.base + pos)
-
-
-def _decode_field(
-    field: FieldPlan,
-    plan: MessagePlan,
-    message: Struct,
-    data: Any,
-    pos: int,
-    end: int,
-    wire: int,
-    state: Decoding,
-    depth: int,
-) -> int:
-    """Decode one known field at ``pos`` into ``message``; -1 when it must be kept as unknown."""
-    if field.map_key is not None:
-        if wire != LEN:
-            return -1
-        after = _length_end(data, pos, end, state)
-        state.spend(1, state.base + pos)
-        if _decode_entry(field, _container(message, field), data, state.body, after, state, depth):
-            return after
-        return -1  # as upb does, an entry holding unknown fields stays in the unknown fields
-    if field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64):
-        after = _length_end(data, pos, end, state)
-        _decode_packed(field, message, data, state.body, after, state)
-        return after
-    if wire != field.wire_type:
-        return -1
-    if field.kind == GROUP or field.kind == MESSAGE:
-        sub = None if field.repeated else _slot(message, field)
-        if sub is None:
-            sub = _new_part(field.message, state, pos)  # type: ignore[arg-type]
-        if field.kind == GROUP:
-            after = decode_message(
-                field.message,  # type: ignore[arg-type]
-                sub,
-                data,
-                pos,
-                end,
-                state,
-                depth + 1,
-                field.number,
-            )
-        else:
-            after = _length_end(data, pos, end, state)
-            decode_message(field.message, sub, data, state.body, after, state, depth + 1, 0)  # type: ignore[arg-type]
-        if field.repeated:
-            _append(message, field, sub)
-        else:
-            _set_field(plan, message, field, sub)
-        return after
-    value = _read_value(field, data, pos, end, state)
-    if field.closed_enum is not None and value not in field.closed_enum:
-        return -1  # proto2: an unknown enum value is kept as an unknown field
-    if field.repeated:
-        state.spend(1, state.base + pos)
-        _append(message, field, value)
-    else:
-        _set_field(plan, message, field, value)
-    return state.after
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(message=Struct, field=FieldPlan)
-@cython.returns(cython.int)
-@cython.exceptval(-1, check=False)
-def _append(message: Struct, field: FieldPlan, value: Any) -> None:
-    """Append a decoded element to a repeated field's list.
-
-    The field may hold another sequence (assigned by the caller, or a numpy
-    array from an earlier packed run): it becomes a list first.
-    """
-    current = _container(message, field)
-    if type(current) is not list:
-        current = current.tolist() if hasattr(current, "tolist") else list(current)
-        _store(message, field, current)
-    current.append(value)
-
-
-def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> Any:
-    """One scalar, string or bytes value at ``pos``; it ends at ``state.after``."""
-    kind = field.kind
-    if kind <= ENUM:
-        n = varint_length(data, pos, end, state.base)
-        state.after = pos + n
-        return varint_value_of(kind, varint_value(data, pos, n))
-    if field.wire_type == I32 or field.wire_type == I64:
-        width = 4 if field.wire_type == I32 else 8
-        state.after = fixed_end(pos, end, state.base, width)
-        return fixed_value_of(kind, read_le(data, pos, width))
-    after = _length_end(data, pos, end, state)
-    start = state.body
-    state.after = after
-    if kind == BYTES:
-        if state.zero_copy:
-            return state.source[start:after]
-        return _bytes_at(data, start, after, state)
-    try:
-        return _text_at(data, start, after, state)
-    except UnicodeDecodeError:
-        if field.utf8 == "bytes":
-            return _bytes_at(data, start, after, state)
-        raise DecodeError(
-            f"string field {field.name} is not valid UTF-8", state.base + start
-        ) from None
-
-
-def _bytes_at(data: Any, start: int, end: int, state: Decoding) -> bytes:
-    if cython.compiled:
-        return PyBytes_FromStringAndSize(cython.cast(cython.p_char, data + start), end - start)
-    return bytes(state.source[start:end])
-
-
-def _text_at(data: Any, start: int, end: int, state: Decoding) -> str:
-    if cython.compiled:
-        text = cython.cast(cython.p_char, data + start)
-        return PyUnicode_DecodeUTF8(text, end - start, cython.NULL)
-    return bytes(state.source[start:end]).decode()
-
-
-def _decode_packed(
-    field: FieldPlan, message: Struct, data: Any, pos: int, end: int, state: Decoding
-) -> None:
-    """Append the elements of a packed run ``data[pos:end]`` to the field's list."""
-    width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
-    if width and (end - pos) % width:
-        raise WireFormatError(
-            "packed fixed-width run is not a whole number of elements", state.base + pos
-        )
-    if state.numpy and field.numpy_type:
-        column = _numpy_column(field, _slot(message, field), data, pos, end, state, width)
-        _store(message, field, column)
-    else:
-        while pos < end:
-            value = _read_value(field, data, pos, end, state)
-            state.spend(1, state.base + pos)
-            if field.closed_enum is None or value in field.closed_enum:
-                _append(message, field, value)
-            else:  # as upb does: an undeclared closed-enum value becomes an unknown field
-                _keep_stray(field, varint_value(data, pos, state.after - pos), state)
-            pos = state.after
-
-
-def _keep_stray(field: FieldPlan, raw: int, state: Decoding) -> None:
-    """Keep the varint ``raw`` (as read, before int32 truncation) as an unknown field."""
-    if state.stray_values is None:
-        state.stray_values = bytearray()
-    state.stray_values += varint_encode((field.number << 3) | VARINT)
-    state.stray_values += varint_encode(raw)
-
-
-def _numpy_column(
-    field: FieldPlan, current: Any, data: Any, pos: int, end: int, state: Decoding, width: int
-) -> Any:
-    """A packed run as a numpy array (fixed-width: a view of the input), after ``current``."""
-    import numpy
-
-    if width:
-        count = (end - pos) // width
-        state.spend(count, state.base + pos)
-        # From a slice: the column's export is the slice's, so the input view stays releasable.
-        column = numpy.frombuffer(state.source[pos:end], field.numpy_type, count)
-    else:
-        items: list[Any] = []
-        while pos < end:
-            value = _read_value(field, data, pos, end, state)
-            state.spend(1, state.base + pos)
-            if field.closed_enum is None or value in field.closed_enum:
-                items.append(value)
-            else:
-                _keep_stray(field, varint_value(data, pos, state.after - pos), state)
-            pos = state.after
-        column = numpy.array(items, field.numpy_type)
-    if current is not None and len(current):
-        column = numpy.concatenate([numpy.asarray(current, field.numpy_type), column])
-    return column
-
-
-def _decode_entry(
-    field: FieldPlan,
-    mapping: dict[Any, Any],
-    data: Any,
-    pos: int,
-    end: int,
-    state: Decoding,
-    depth: int,
-) -> bool:
-    """Decode one map entry ``data[pos:end]`` into ``mapping``, unless it holds unknown fields.
-
-    An entry of a key and a value on their wire types (nearly every one) is
-    read straight into ``mapping``; any other takes :func:`_decode_entry_struct`.
-    """
-    if _read_entry(field, mapping, data, pos, end, state, depth):
-        return True
-    return _decode_entry_struct(field, mapping, data, pos, end, state, depth)
-
-
-def _read_entry(
-    field: FieldPlan,
-    mapping: dict[Any, Any],
-    data: Any,
-    pos: int,
-    end: int,
-    state: Decoding,
-    depth: int,
-) -> bool:
-    """Read a map entry of only its key and value fields, as the entry message would be read.
-
-    The same reads in the same order as decoding the entry struct, so the
-    same errors at the same offsets. False, with nothing changed (the
-    element budget given back), at the first field that is neither the key
-    nor the value on its wire type, or a value outside its closed enum.
-    """
-    key_field: FieldPlan = field.map_key  # type: ignore[assignment]
-    value_field: FieldPlan = field.map_value  # type: ignore[assignment]
-    if value_field.kind == GROUP:
-        return False
-    _check_nesting(state, depth + 1, pos)
-    elements = state.elements
-    start = pos
-    key = key_field.default
-    value = value_field.default  # None for a message
-    while pos < end:
-        at = _read_tag(data, pos, end, state)
-        if state.tag == key_field.tag:
-            key = _read_value(key_field, data, at, end, state)
-            pos = state.after
-        elif state.tag != value_field.tag:
-            state.elements = elements
-            return False
-        elif value_field.message is None:
-            value = _read_value(value_field, data, at, end, state)
-            if value_field.closed_enum is not None and value not in value_field.closed_enum:
-                state.elements = elements
-                return False
-            pos = state.after
-        else:
-            pos = _length_end(data, at, end, state)
-            if value is None:  # a second value is merged into the first, as in a message
-                value = _new_part(value_field.message, state, at)
-            decode_message(value_field.message, value, data, state.body, pos, state, depth + 2, 0)
-    if value is None:
-        value = _new_part(value_field.message, state, start)  # type: ignore[arg-type]
-    mapping[key] = value
-    return True
-
-
-def _decode_entry_struct(
-    field: FieldPlan,
-    mapping: dict[Any, Any],
-    data: Any,
-    pos: int,
-    end: int,
-    state: Decoding,
-    depth: int,
-) -> bool:
-    """Decode a map entry through a struct of its entry message, unless it holds unknown fields.
-
-    Such an entry is left in ``state.rejected_entry`` for the caller to keep
-    among the unknown fields: re-encoded, as upb keeps it, or as it came
-    when it cannot be re-encoded (nested deeper than encoding allows). A
-    missing key or value (proto2 entries may leave them out) reads as its
-    zero value, as upb reads it.
-    """
-    entry_plan: MessagePlan = field.message  # type: ignore[assignment]
-    entry = new_struct(entry_plan)
-    decode_message(entry_plan, entry, data, pos, end, state, depth + 1, 0)
-    if unknown_of(entry):
-        from codec._encode import encode  # which imports this module
-
-        try:
-            state.rejected_entry = encode(entry)
-        except EncodeError:
-            state.rejected_entry = bytes(state.source[pos:end])
-        return False
-    value_field: FieldPlan = field.map_value  # type: ignore[assignment]
-    value = _slot(entry, value_field)
-    if value is None:
-        value = _new_part(value_field.message, state, pos)  # type: ignore[arg-type]
-    mapping[_slot(entry, field.map_key)] = value  # type: ignore[arg-type]
-    return True
-
-
-def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
-    """A new sub-message struct, charged to the element budget for its size.
-
-    A few wire bytes (an empty sub-message, a map entry without its value)
-    make a whole struct of one slot per field: it is charged one element,
-    and one more per eight slots (an element stands for an object of about
-    that size). Its repeated and map fields cost nothing until elements
-    arrive, and those are charged as they do.
-    """
-    state.spend(1 + len(plan.fields_by_slot) // 8, state.base + pos)
-    return new_struct(plan)
-
-
-class Decoder:
-    """A reusable decoder of one struct class, with its options checked once.
-
-    ``zero_copy`` gives ``bytes`` fields as memoryviews into the input,
-    ``numpy`` packed numeric fields as numpy arrays (fixed-width ones
-    without copying); ``max_depth`` limits nesting (100: protobuf C++, Java
-    and upb), ``max_elements`` the elements (repeated values, messages,
-    unknown fields) one decode may create, so a few wire bytes cannot make
-    unbounded objects. A Decoder is also a ``message_type`` for
-    :class:`codec.FrameDecoder` and :mod:`codec.aio`, which is how these
-    options reach framed decoding.
-    """
-
-    def __init__(
-        self,
-        type: Any,  # the struct class, as msgspec names it
-        *,
-        zero_copy: bool = False,
-        numpy: bool = False,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_elements: int = DEFAULT_MAX_ELEMENTS,
-    ) -> None:
-        self.plan = _plan_of_class(type)
-        self.type = type
-        self.zero_copy = _option_flag("zero_copy", zero_copy)
-        self.numpy = _option_flag("numpy", numpy)
-        self.max_depth = _option_count("max_depth", max_depth)
-        self.max_elements = _option_count("max_elements", max_elements)
-        self.state = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
-
-    def decode(self, buffer: Any, *, base: int = 0) -> Any:
-        """Decode a struct from any contiguous buffer; error offsets count from ``base``.
-
-        Errors are :class:`DecodeError` subclasses. The input is not
-        released: zero-copy fields and numpy columns keep views of it.
-        """
-        if not self._initialised():
-            raise uninitialised(self)
-        return self.state.run(self.plan, byte_view(buffer, False), position(base))
-
-    def _initialised(self) -> bool:
-        """False for an object made by ``Decoder.__new__`` whose ``__init__`` never ran."""
-        if cython.compiled:
-            return self.state is not None
-        return hasattr(self, "state")
-
-    def __repr__(self) -> str:
-        if not self._initialised():
-            return "Decoder(<not initialised>)"
-        options = f"zero_copy={self.zero_copy}, numpy={self.numpy}, max_depth={self.max_depth}"
-        return f"Decoder({self.type.__name__}, {options}, max_elements={self.max_elements})"
-
-
-def _option_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {value!r}")
-    return value
-
-
-def _option_count(name: str, value: Any) -> int:
-    if type(value) is not int:
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 0 <= value <= _MAX_COUNT:
-        raise ValueError(f"{name} must be between 0 and {_MAX_COUNT}, not {value}")
-    return value
-
-
-def decode(
-    cls: Any,
-    buffer: Any,
-    *,
-    zero_copy: bool = False,
-    numpy: bool = False,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_elements: int = DEFAULT_MAX_ELEMENTS,
-    base: int = 0,
-) -> Any:
-    """Decode a message of struct class ``cls`` from any contiguous buffer.
-
-    The options are :class:`Decoder`'s; make one Decoder to decode many
-    buffers. Errors are :class:`DecodeError` subclasses whose offset counts
-    from ``base``.
-    """
-    decoder = Decoder(
-        cls, zero_copy=zero_copy, numpy=numpy, max_depth=max_depth, max_elements=max_elements
-    )
-    return decoder.decode(buffer, base=base)
-
-
-def _bytes_of(source: memoryview) -> Any:
-    """What the decoder reads: compiled, a pointer to the view's bytes."""
-    if cython.compiled:
-        return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(source).buf)
-    return source

@@ -69,7 +69,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
-from codec._struct import Decoder
+from codec._decode import Decoder
 from codec.errors import CodecError, DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
 

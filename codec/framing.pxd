@@ -8,7 +8,8 @@ from codec._buffer cimport (
     uninitialised,
 )
 from codec._encode cimport Tape, measure, release, write_tape
-from codec._struct cimport Decoder, Struct
+from codec._decode cimport Decoder
+from codec._struct cimport Struct
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )

@@ -50,7 +50,7 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
-from codec._struct import Decoder
+from codec._decode import Decoder
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions

@@ -29,17 +29,15 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from codec import _struct, _wire
+from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_ELEMENTS,
     Container,
-    Decoder,
     FieldPlan,
     MessagePlan,
     Struct,
-    decode,
 )
 
 __all__ = [

@@ -1,0 +1,121 @@
+# C types for _decode.py (Cython pure-Python mode).
+cimport cython
+from cpython.object cimport PyObject
+from libc.stdint cimport uint64_t
+
+from codec._buffer cimport uninitialised
+from codec._struct cimport (
+    FieldPlan, MessagePlan, Struct, _container, _field_numbered, _plan_of_class, _set_field,
+    _slot, _store, codec_below, codec_stack_floor, new_struct, unknown_of,
+)
+from codec._varint cimport position, read_le, varint_value
+from codec._wire cimport (
+    BYTES, EGROUP, ENUM, GROUP, I32, I64, LEN, MESSAGE, SGROUP, VARINT,
+    fixed_end, fixed_value_of, length_end, read_tag, skip_group, skip_value, stray_end_group,
+    varint_length, varint_value_of,
+)
+
+ctypedef unsigned char uchar
+
+cdef extern from "Python.h":
+    bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+
+cdef extern from *:
+    """
+    /* A new str of n UTF-8 bytes: ASCII (any byte with its high bit set ends the scan
+       of 8-byte words) is copied straight into a compact str; anything else goes to
+       CPython's decoder. Bytes that are not UTF-8 set *bad and give None. */
+    static PyObject *codec_text(const char *s, Py_ssize_t n, int *bad) {
+        uint64_t high = 0, word;
+        Py_ssize_t i = 0;
+        PyObject *text;
+        *bad = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&word, s + i, 8);
+            high |= word;
+        }
+        for (; i < n; i++) high |= (unsigned char)s[i];
+        if ((high & 0x8080808080808080ULL) == 0) {
+            text = PyUnicode_New(n, 127);
+            if (text != NULL) memcpy(PyUnicode_DATA(text), s, n);
+            return text;
+        }
+        text = PyUnicode_DecodeUTF8(s, n, NULL);
+        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyErr_Clear();
+            *bad = 1;
+            Py_RETURN_NONE;
+        }
+        return text;
+    }
+    """
+    object codec_text(const char *s, Py_ssize_t n, int *bad)
+
+cdef class Decoding:
+    cdef object source  # a memoryview while a decode runs
+    cdef Py_ssize_t base
+    cdef bint zero_copy, numpy, busy
+    cdef Py_ssize_t max_depth, max_elements, elements
+    @cython.locals(message=Struct, fresh=Decoding)
+    cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
+    cdef bytes rejected_entry
+    cdef bytearray stray_values
+    cdef uint64_t tag
+    cdef Py_ssize_t body, after
+    cdef char *floor  # the lowest frame address nesting may reach (codec_stack_floor)
+    cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
+
+cdef class Decoder:
+    cdef readonly object type
+    cdef readonly bint zero_copy, numpy
+    cdef readonly Py_ssize_t max_depth, max_elements
+    cdef MessagePlan plan
+    cdef Decoding state
+    cdef bint _initialised(self) noexcept
+
+cdef bint _option_flag(str name, object value) except -1
+cdef Py_ssize_t _option_count(str name, object value) except -1
+cdef object _NO_INPUT
+cdef Py_ssize_t _MAX_COUNT
+
+
+@cython.locals(wire=int)
+cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
+                      uint64_t tag, Decoding state, int depth) except -1
+@cython.locals(start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
+               after=Py_ssize_t)
+cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
+                               Py_ssize_t end, Decoding state, int depth, int group) except -1
+@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
+cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
+                              Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
+                              int depth) except -2
+cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
+cdef Struct _new_part(MessagePlan plan, Decoding state, Py_ssize_t pos)
+@cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)
+cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                        Decoding state)
+cdef bytes _bytes_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
+@cython.locals(first=cython.p_char, text=object, bad=int)
+cdef object _text_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
+@cython.locals(width=Py_ssize_t)
+cdef int _decode_packed(FieldPlan field, Struct message, const uchar *data, Py_ssize_t pos,
+                        Py_ssize_t end, Decoding state) except -1
+@cython.locals(count=Py_ssize_t)
+cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
+                          Py_ssize_t end, Decoding state, Py_ssize_t width)
+cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
+                       Py_ssize_t end, Decoding state, int depth) except -1
+@cython.locals(key_field=FieldPlan, value_field=FieldPlan, elements=Py_ssize_t, start=Py_ssize_t,
+               at=Py_ssize_t)
+cdef bint _read_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
+                      Py_ssize_t end, Decoding state, int depth) except -1
+@cython.locals(entry_plan=MessagePlan, entry=Struct, value_field=FieldPlan)
+cdef bint _decode_entry_struct(FieldPlan field, dict mapping, const uchar *data,
+                              Py_ssize_t pos, Py_ssize_t end, Decoding state,
+                              int depth) except -1
+cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
+cdef const uchar *_bytes_of(object source)
+
+

@@ -26,6 +26,7 @@ from codec.framing import (  # noqa: E402
     FrameEncoder,
     encode_frame_into,
 )
+from codec.io import read_frames, write_frames  # noqa: E402
 from codec.schema import (  # noqa: E402
     Decoder,
     Struct,
@@ -88,9 +89,11 @@ __all__ = [
     "encoded_size",
     "from_pb2",
     "load_structs",
+    "read_frames",
     "struct",
     "to_pb2",
     "unknown_fields",
     "varint",
     "which_oneof",
+    "write_frames",
 ]

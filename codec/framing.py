@@ -73,6 +73,9 @@ COMPILED: bool = cython.compiled
 # gRPC's default receive limit and Go protodelim's default MaxSize.
 DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
 
+# What the layers above write as a raw payload (FrameEncoder.write), not a message (encode).
+PAYLOAD_TYPES = (bytes, bytearray, memoryview)
+
 
 def _integer(name: str, value: Any) -> int:
     """``value``, an argument called ``name``, as an ``int``.

@@ -2,7 +2,9 @@
 
 ``codec.COMPILED`` tells whether the compiled core is loaded. Set
 ``CODEC_PURE_PYTHON=1`` before the first import to run the uncompiled source
-of the same modules.
+of the same modules. Without it, a core that is not compiled, or compiled from
+older sources, is replaced by the uncompiled source with a
+:class:`PurePythonWarning` (an ``ImportError`` with ``CODEC_REQUIRE_COMPILED=1``).
 """
 
 from codec import _pure
@@ -10,6 +12,7 @@ from codec import _pure
 _pure.install()
 
 from codec import _buffer, _struct, _varint, framing, varint, wire  # noqa: E402
+from codec._pure import PurePythonWarning  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
     DecodeError,
@@ -77,6 +80,7 @@ __all__ = [
     "FrameDecoder",
     "FrameEncoder",
     "FrameTooLargeError",
+    "PurePythonWarning",
     "Struct",
     "TruncatedError",
     "VarintError",

@@ -37,7 +37,6 @@ struct value's ``__index__``, a ``message_type``'s parser), raises at once.
 
 from __future__ import annotations
 
-import operator
 import sys
 from collections.abc import Iterator
 from typing import Any, NoReturn
@@ -78,14 +77,15 @@ PAYLOAD_TYPES = (bytes, bytearray, memoryview)
 
 
 def _integer(name: str, value: Any) -> int:
-    """``value``, an argument called ``name``, as an ``int``.
+    """``value``, an argument called ``name``, checked to be an ``int``.
 
-    Anything with ``__index__`` but a ``bool`` is an integer; anything else is
-    a :class:`TypeError` naming the argument.
+    Anything else (a ``bool``, a float, an object with ``__index__``, which
+    may answer differently each time it is asked) is a :class:`TypeError`
+    naming the argument, as for the options of :class:`codec.Decoder`.
     """
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+    if type(value) is not int:
         raise TypeError(f"{name} must be an int (a number of bytes), not {type(value).__name__}")
-    return operator.index(value)
+    return value
 
 
 def checked_size(name: str, value: Any, minimum: int = 0) -> int:

@@ -7,15 +7,15 @@ Strategy, reading: :func:`read_frames` checks its arguments and makes one
 :class:`~codec.framing.FrameDecoder` when it is called, then hands out a
 generator that reads straight into the decoder's receive window (``recv_into``
 of a socket, else ``readinto1`` or ``readinto`` of a binary file, into the view
-``get_buffer()`` gives) and yields the complete frames of each read before the
-next. Nothing is read ahead of what one read returns and nothing is copied, so a
-stream of any length is read in the memory of one window (a 64 KiB read and the
-frame in progress). A read returns as soon as some bytes are there
-(``readinto1``, ``recv_into``), so a pipe's or socket's frames come out as they
-arrive. The decoder's errors and limits are the reader's: a stream that ends at
-a frame boundary stops the iteration, one that ends inside a frame raises
-:class:`~codec.errors.TruncatedError`, and an oversized or malformed prefix
-raises as soon as it is read, after the frames before it.
+``get_buffer()`` gives) and yields the complete frames of each read before
+making the next. Bytes are never copied on the way in and never held anywhere
+but the window, so a stream of any length is read in the memory of one window
+(a 64 KiB read and the frame in progress). A read returns as soon as some
+bytes are there (``readinto1``, ``recv_into``), so a pipe's or socket's frames
+come out as they arrive. The decoder's errors and limits are the reader's: a
+stream that ends at a frame boundary stops the iteration, one that ends
+inside a frame raises :class:`~codec.errors.TruncatedError`, and an oversized
+or malformed prefix raises as soon as it is read, after the frames before it.
 
 Strategy, writing: :func:`write_frames` encodes every message into one
 :class:`~codec.framing.FrameEncoder` and hands the sink a zero-copy view of
@@ -171,7 +171,7 @@ def _not_a_stream(name: str, value: Any, needs: str) -> str:
     if isinstance(value, io.TextIOBase):
         hint = " (a text stream: use its binary buffer, such as sys.stdin.buffer)"
     elif isinstance(value, bytes | bytearray | memoryview):
-        hint = " (wrap bytes in io.BytesIO)"
+        hint = " (use an io.BytesIO for bytes in memory)"
     return (
         f"{name} must be a binary file, pipe or socket with {needs},"
         f" not {type(value).__name__}{hint}"

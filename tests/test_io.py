@@ -393,7 +393,7 @@ def test_an_error_leaves_the_frames_before_it_written(messages: Any, error: type
 @pytest.mark.parametrize(
     ("source", "hint"),
     [
-        pytest.param(STREAM, "(wrap bytes in io.BytesIO)", id="bytes"),
+        pytest.param(STREAM, "(use an io.BytesIO for bytes in memory)", id="bytes"),
         pytest.param(io.StringIO(), "(a text stream: use its binary buffer", id="text"),
         pytest.param(42, "", id="int"),
     ],

@@ -70,7 +70,10 @@ def plain(frame: Any) -> Any:
 def _feeder(
     write: Callable[[bytes], Any], close: Callable[[], None], data: bytes, trickle: bool
 ) -> threading.Thread:
-    """A thread writing ``data`` (one byte at a time when ``trickle``), then closing."""
+    """A thread writing ``data`` (one byte at a time when ``trickle``), then closing.
+
+    A reader that stopped at an error may close its end before the last bytes.
+    """
 
     def run() -> None:
         try:
@@ -79,6 +82,8 @@ def _feeder(
                     write(data[i : i + 1])
             else:
                 write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
         finally:
             close()
 

@@ -3,17 +3,25 @@
 The modules listed in ``COMPILED_MODULES`` are ordinary ``.py`` files with
 augmenting ``.pxd`` files. Setting ``CODEC_PURE_PYTHON=1`` skips the build, so
 the package runs uncompiled; ``CODEC_REQUIRE_COMPILED=1`` turns a failed
-compile into a build error instead of a silent fallback to pure Python.
+compile into a build error instead of a fallback to pure Python (which
+``import codec`` reports with a warning).
+
+Next to each extension built, a file records the SHA-256 of the ``.py`` and
+``.pxd`` it was compiled from, hashed before Cython reads them: ``import
+codec`` loads an extension only while its sources still hash to that.
 """
 
 import os
 import runpy
+from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-# One list, shared with the import-time switch in codec/_pure.py.
-COMPILED_MODULES = runpy.run_path("codec/_pure.py")["COMPILED_MODULES"]
+# One list and one digest, shared with the import-time switch in codec/_pure.py.
+_PURE = runpy.run_path("codec/_pure.py")
+COMPILED_MODULES = _PURE["COMPILED_MODULES"]
+_DIGESTS: dict[str, str] = {}  # of each module's sources, as cythonize found them
 
 
 def _flag(name: str) -> bool:
@@ -21,15 +29,24 @@ def _flag(name: str) -> bool:
 
 
 class OptionalBuildExt(build_ext):
-    """Fall back to the pure-Python build when no compiler is available."""
+    """Fall back to the pure-Python build when no compiler is available.
+
+    Records the sources of each extension built, where it ends up (in place,
+    or in the build directory a wheel is made from).
+    """
 
     def run(self) -> None:
+        self._built: list[str] = []
         try:
             super().run()
         except Exception as exc:  # any compiler or toolchain failure
             if _flag("CODEC_REQUIRE_COMPILED"):
                 raise
             print(f"codec: compiled core not built ({exc}); using pure Python")
+            return
+        for name in self._built:
+            record = _PURE["record_path"](Path(self.get_ext_fullpath(name)))
+            record.write_text(_DIGESTS[name] + "\n")
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
         try:
@@ -38,6 +55,8 @@ class OptionalBuildExt(build_ext):
             if _flag("CODEC_REQUIRE_COMPILED"):
                 raise
             print(f"codec: {ext.name} not compiled ({exc}); using pure Python")
+            return
+        self._built.append(ext.name)
 
 
 # The struct encoder's hot helpers are C inline functions too large for the compiler to
@@ -56,6 +75,7 @@ def _extensions() -> list:  # type: ignore[type-arg]
     from Cython.Build import cythonize
     from setuptools import Extension
 
+    _DIGESTS.update((name, _PURE["source_digest"](name)) for name in COMPILED_MODULES)
     extensions = [
         Extension(
             name,

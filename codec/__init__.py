@@ -2,7 +2,9 @@
 
 ``codec.COMPILED`` tells whether the compiled core is loaded. Set
 ``CODEC_PURE_PYTHON=1`` before the first import to run the uncompiled source
-of the same modules.
+of the same modules. Without it, a core that is not compiled, or compiled from
+older sources, is replaced by the uncompiled source with a
+:class:`PurePythonWarning` (an ``ImportError`` with ``CODEC_REQUIRE_COMPILED=1``).
 """
 
 from codec import _pure
@@ -10,6 +12,7 @@ from codec import _pure
 _pure.install()
 
 from codec import _buffer, _decode, _encode, _struct, _varint, framing, varint, wire  # noqa: E402
+from codec._pure import PurePythonWarning  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
     DecodeError,
@@ -26,6 +29,7 @@ from codec.framing import (  # noqa: E402
     FrameEncoder,
     encode_frame_into,
 )
+from codec.io import read_frames, write_frames  # noqa: E402
 from codec.schema import (  # noqa: E402
     Decoder,
     Struct,
@@ -78,6 +82,7 @@ __all__ = [
     "FrameDecoder",
     "FrameEncoder",
     "FrameTooLargeError",
+    "PurePythonWarning",
     "Struct",
     "TruncatedError",
     "VarintError",
@@ -90,9 +95,11 @@ __all__ = [
     "encoded_size",
     "from_pb2",
     "load_structs",
+    "read_frames",
     "struct",
     "to_pb2",
     "unknown_fields",
     "varint",
     "which_oneof",
+    "write_frames",
 ]

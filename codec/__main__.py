@@ -1,16 +1,17 @@
 """Command line: ``python -m codec demo | record | view | dump | encode | bench``.
 
 Strategy: the commands are thin shells around the library, so they behave as
-the library does and show it in use. ``dump`` reads its input in chunks
-straight into a :class:`~codec.FrameDecoder`'s receive window
-(``get_buffer`` + ``readinto``), so a stream of any length is decoded in
-constant memory, and prints each message as one JSON object per line as soon
-as its chunk has been read. ``encode`` reads JSON lines, one message per
-line, encodes them into one reusable :class:`~codec.FrameEncoder` and writes
-its pending frames to stdout in batches. Message classes are built at run
-time from a serialized ``FileDescriptorSet`` (``protoc --include_imports
---descriptor_set_out=FILE``), so no generated ``_pb2`` module is needed; JSON
-follows protobuf's canonical JSON mapping (``google.protobuf.json_format``).
+the library does and show it in use. ``dump`` reads its input with
+:func:`codec.read_frames`, in chunks straight into a decoder's receive
+window, so a stream of any length is decoded in constant memory, and prints
+each message as one JSON object per line, the messages of each chunk before
+the next is read. ``encode`` reads JSON lines, one message per line, and
+writes them with :func:`codec.write_frames`: through one reusable
+:class:`~codec.FrameEncoder`, to stdout in batches. Message classes are
+built at run time from a serialized ``FileDescriptorSet`` (``protoc
+--include_imports --descriptor_set_out=FILE``), so no generated ``_pb2``
+module is needed; JSON follows protobuf's canonical JSON mapping
+(``google.protobuf.json_format``).
 
 Errors never end in a traceback: every failure is one line on stderr,
 ``codec <command>: <what went wrong>``, and exit status 1 (2 for a bad
@@ -67,8 +68,6 @@ PROG = "python -m codec"
 # Bytes asked of the input per read in `dump`: the decoder's default receive
 # chunk, large enough to amortise a system call, small enough to print early.
 READ_CHUNK = 64 * 1024
-# Pending bytes of `encode` output written to stdout at once.
-WRITE_BATCH = 64 * 1024
 
 _SIZE_UNITS = {
     "": 1,
@@ -258,15 +257,8 @@ def dump(args: argparse.Namespace) -> int:
     """Print each message of a delimited stream as one JSON object per line."""
     schema = load_schema(args.descriptor_set)
     message_class = schema.message_class(args.type)
-    decoder = codec.FrameDecoder(
-        args.max_frame_size, strict=args.strict, message_type=message_class
-    )
     out = sys.stdout.buffer
     lines: list[bytes] = []  # rendered, not yet written
-
-    def render_ready() -> None:
-        for message in decoder:  # raises the decoder's error at the frame at fault
-            lines.append(_json_line(message, schema.pool, args.proto_names))
 
     def write_lines() -> None:
         out.write(b"".join(lines))
@@ -274,30 +266,38 @@ def dump(args: argparse.Namespace) -> int:
         lines.clear()
 
     with open_input(args.input, buffered=False) as stream:
-        readinto = _reader(stream)
+        messages = codec.read_frames(
+            _WritingFirst(stream, write_lines),
+            message_class,
+            max_frame_size=args.max_frame_size,
+            strict=args.strict,
+            chunk_size=args.chunk_size,
+        )
         try:
-            while True:
-                with decoder.get_buffer(args.chunk_size) as window:
-                    received = readinto(window)  # straight into the receive window
-                if not received:
-                    break
-                decoder.buffer_updated(received)
-                render_ready()
-                write_lines()
-            decoder.feed_eof()
-            render_ready()
+            for message in messages:  # the messages before a fault come out first
+                lines.append(_json_line(message, schema.pool, args.proto_names))
         except DecodeError as exc:
-            with suppress(DecodeError):
-                render_ready()  # the frames completed before the fault
             raise CliError(f"{type(exc).__name__}: {exc}") from None
         finally:
             write_lines()
     return 0
 
 
-def _reader(stream: Any) -> Callable[[memoryview], int | None]:
-    """``readinto1`` (one read at most, so a pipe's data shows at once) or ``readinto``."""
-    return stream.readinto1 if hasattr(stream, "readinto1") else stream.readinto  # type: ignore[no-any-return]
+class _WritingFirst:
+    """The input of ``dump``: writes the lines rendered so far before each read.
+
+    So the messages of one read are printed together, and all of them before
+    the command waits for more input.
+    """
+
+    def __init__(self, stream: Any, write_lines: Callable[[], None]) -> None:
+        # One read at most (readinto1 of a buffered stdin), so a pipe's data shows at once.
+        self._readinto = getattr(stream, "readinto1", stream.readinto)
+        self._write_lines = write_lines
+
+    def readinto(self, room: memoryview) -> int | None:
+        self._write_lines()
+        return self._readinto(room)  # type: ignore[no-any-return]
 
 
 def _json_line(message: Any, pool: descriptor_pool.DescriptorPool, proto_names: bool) -> bytes:
@@ -318,29 +318,22 @@ def encode(args: argparse.Namespace) -> int:
     """Write JSON lines (one message per line) as a delimited binary stream."""
     schema = load_schema(args.descriptor_set)
     message_class = schema.message_class(args.type)
-    encoder = codec.FrameEncoder(args.max_frame_size)
+    number = 0  # of the line being encoded
+
+    def messages(stream: BinaryIO) -> Iterator[pb_message.Message]:
+        nonlocal number
+        for number, line in enumerate(stream, 1):
+            if line.strip():  # blank lines separate nothing
+                yield _parse_line(line, number, message_class, schema, args)
+
     out = sys.stdout.buffer
-
-    def write_pending() -> None:
-        with encoder.getbuffer() as pending:
-            out.write(pending)
-        out.flush()
-        encoder.clear()
-
     with open_input(args.input) as stream:
-        try:
-            for number, line in enumerate(stream, 1):
-                if not line.strip():
-                    continue  # blank lines separate nothing
-                message = _parse_line(line, number, message_class, schema, args)
-                try:
-                    encoder.encode(message)
-                except EncodeError as exc:
-                    raise CliError(f"line {number}: {type(exc).__name__}: {exc}") from None
-                if len(encoder) >= WRITE_BATCH:
-                    write_pending()
+        try:  # the frames of the lines before an error are written
+            codec.write_frames(out, messages(stream), max_frame_size=args.max_frame_size)
+        except EncodeError as exc:
+            raise CliError(f"line {number}: {type(exc).__name__}: {exc}") from None
         finally:
-            write_pending()  # the frames of the lines before an error, too
+            out.flush()
     return 0
 
 

@@ -1,10 +1,22 @@
-"""Switch between the compiled core and its uncompiled source.
+"""Choose the build: the compiled core, or the uncompiled source of the same modules.
 
 The modules in ``COMPILED_MODULES`` exist twice once built: as an extension
-module and as the ``.py`` it was compiled from. Python's importer prefers the
-extension. With ``CODEC_PURE_PYTHON=1`` in the environment at import time, a
-finder placed first on ``sys.meta_path`` loads the ``.py`` source instead, so
-one installation can run the whole test suite in both builds.
+module and as the ``.py`` it was compiled from. A finder placed first on
+``sys.meta_path`` loads every one of them from the build chosen at the first
+import of codec, never a mix of the two (uncompiled, a module calls helpers
+that are C functions in the compiled ones):
+
+* ``CODEC_PURE_PYTHON=1`` in the environment: the source, quietly, so one
+  installation can run the whole test suite in both builds.
+* Otherwise the extensions, if every one is there and was compiled from the
+  ``.py`` and ``.pxd`` now beside it: the build records their SHA-256 in a
+  file next to each extension (``setup.py``), and the files must still hash
+  to it, so an editable install never runs a module compiled from an older
+  source. The core modules are then imported at once, so an extension that
+  does not load is known before any of them is used.
+* Failing that, the source, with a :class:`PurePythonWarning` that names the
+  cause and what it costs; ``CODEC_REQUIRE_COMPILED=1`` makes it an
+  ``ImportError`` instead.
 
 :func:`fields_as_allocated` gives an uncompiled class the start a compiled
 object has before its ``__init__`` runs, so an object made with
@@ -13,12 +25,15 @@ object has before its ``__init__`` runs, so an object made with
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -34,11 +49,81 @@ COMPILED_MODULES = (
     "codec.profiler._recorder",
 )
 
-PURE_REQUESTED = os.environ.get("CODEC_PURE_PYTHON", "") not in ("", "0")
+# Imported as soon as the build is chosen; the profiler's recorder is loaded
+# with its package, on first use.
+_CORE_MODULES = tuple(name for name in COMPILED_MODULES if name.count(".") == 1)
+
+# Next to an extension module, the file holding the SHA-256 of its sources.
+RECORD_SUFFIX = ".source-sha256"
+
+_PACKAGE = Path(__file__).resolve().parent
 
 
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Finds the ``.py`` source of the compiled modules, ignoring their extensions."""
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+PURE_REQUESTED = _flag("CODEC_PURE_PYTHON")
+REQUIRE_COMPILED = _flag("CODEC_REQUIRE_COMPILED")
+
+
+class PurePythonWarning(RuntimeWarning):
+    """codec runs its uncompiled source, though ``CODEC_PURE_PYTHON`` did not ask for it."""
+
+
+def source_path(name: str) -> Path:
+    """The ``.py`` of a compiled module: codec.profiler._recorder -> profiler/_recorder.py."""
+    return _PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")
+
+
+def source_digest(name: str) -> str:
+    """The SHA-256 of the ``.py`` and the ``.pxd`` a compiled module is built from."""
+    digest = hashlib.sha256()
+    for suffix in (".py", ".pxd"):
+        digest.update(source_path(name).with_suffix(suffix).read_bytes())
+    return digest.hexdigest()
+
+
+def record_path(extension: Path) -> Path:
+    """Where the build records the :func:`source_digest` of ``extension``."""
+    return extension.with_name(extension.name + RECORD_SUFFIX)
+
+
+def _extension(name: str) -> Path:
+    """The extension module of ``name``, checked to be compiled from its current source.
+
+    Raises ``ImportError`` saying why there is none to load.
+    """
+    source = source_path(name)
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        extension = source.with_name(source.stem + suffix)
+        if extension.exists():
+            break
+    else:
+        expected = source.stem + importlib.machinery.EXTENSION_SUFFIXES[0]
+        raise ImportError(f"{name} is not compiled: no {expected} beside {source.name}", name=name)
+    try:
+        recorded = record_path(extension).read_text().strip()
+    except OSError:
+        raise ImportError(
+            f"{extension.name} has no record of the source it was compiled from"
+            f" ({record_path(extension).name}), so it may be older than {source.name}",
+            name=name,
+        ) from None
+    if recorded != source_digest(name):
+        raise ImportError(
+            f"{extension.name} was compiled from an older {source.name} or"
+            f" {source.with_suffix('.pxd').name}: they changed since the build",
+            name=name,
+        )
+    return extension
+
+
+class _BuildFinder(importlib.abc.MetaPathFinder):
+    """Finds each compiled module in the file of the chosen build."""
+
+    def __init__(self, files: Mapping[str, Path]) -> None:
+        self.files = files
 
     def find_spec(
         self,
@@ -46,17 +131,49 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in COMPILED_MODULES:
-            return None
-        # codec.wire -> <package dir>/wire.py, codec.profiler._recorder -> profiler/_recorder.py
-        source = Path(__file__).parent.joinpath(*fullname.split(".")[1:]).with_suffix(".py")
-        return importlib.util.spec_from_file_location(fullname, source)
+        file = self.files.get(fullname)
+        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+
+
+def _use(files: Mapping[str, Path]) -> None:
+    """Load the compiled modules from ``files`` from now on, forgetting any loaded."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _BuildFinder)]
+    for name in COMPILED_MODULES:
+        sys.modules.pop(name, None)
+    sys.meta_path.insert(0, _BuildFinder(files))
 
 
 def install() -> None:
-    """Make later imports of the compiled modules load their source, if requested."""
-    if PURE_REQUESTED and not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _SourceFinder())
+    """Choose the build at the first import of codec, as the module docstring says."""
+    if any(isinstance(finder, _BuildFinder) for finder in sys.meta_path):
+        return  # chosen already (codec was reloaded)
+    sources = {name: source_path(name) for name in COMPILED_MODULES}
+    if PURE_REQUESTED:
+        _use(sources)
+        return
+    try:
+        _use({name: _extension(name) for name in COMPILED_MODULES})
+        for name in _CORE_MODULES:
+            importlib.import_module(name)
+        return
+    except ImportError as exc:
+        cause = f"{type(exc).__name__}: {exc}"
+        _use(sources)
+        if REQUIRE_COMPILED:
+            raise ImportError(
+                f"codec: CODEC_REQUIRE_COMPILED=1, but the compiled core cannot be loaded: {cause}"
+            ) from exc
+    # stacklevel: past codec/__init__.py (and the import system) to the first import of codec.
+    warnings.warn(
+        PurePythonWarning(
+            "codec runs its uncompiled source, about 50x slower than the compiled core"
+            " (structs, frame splitting; 5x with google.protobuf messages), because"
+            f" {cause}. Rebuild it (pip install -e . or python setup.py build_ext"
+            " --inplace, with CODEC_REQUIRE_COMPILED=1 to see why a build fails), or set"
+            " CODEC_PURE_PYTHON=1 to choose the uncompiled source."
+        ),
+        stacklevel=3,
+    )
 
 
 def fields_as_allocated(cls: type, **fields: object) -> None:

@@ -71,7 +71,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from codec._decode import Decoder
 from codec.errors import CodecError, DecodeError
-from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder
+from codec.framing import DEFAULT_MAX_FRAME_SIZE, PAYLOAD_TYPES, FrameDecoder, FrameEncoder
 
 __all__ = [
     "DEFAULT_READ_HIGH_WATER",
@@ -115,9 +115,6 @@ _STREAM_READ_SIZE = 64 * 1024
 # long whatever the handler does with each frame.
 TURN_SECONDS = 0.001
 _TURN_CHECK = 16
-
-# What FramedWriter.send() frames as a raw payload rather than encodes as a message.
-_PAYLOAD_TYPES = (bytes, bytearray, memoryview)
 
 # Keyword arguments of the helpers that configure FramedProtocol; the rest go
 # to loop.create_connection / create_server.
@@ -515,7 +512,7 @@ class FramedWriter:
         if self._refusing or (self._poll_transport and self._transport.is_closing()):
             self._refuse()
         encoder = self._encoder
-        if isinstance(message, _PAYLOAD_TYPES):
+        if isinstance(message, PAYLOAD_TYPES):
             encoder.write(message)
         else:
             encoder.encode(message)

@@ -73,28 +73,86 @@ COMPILED: bool = cython.compiled
 # gRPC's default receive limit and Go protodelim's default MaxSize.
 DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
 
+# What the layers above write as a raw payload (FrameEncoder.write), not a message (encode).
+PAYLOAD_TYPES = (bytes, bytearray, memoryview)
 
-def _checked_limit(max_frame_size: int) -> int:
-    if not 0 <= max_frame_size <= sys.maxsize:
-        raise ValueError(f"max_frame_size must be in [0, {sys.maxsize}], got {max_frame_size}")
-    return max_frame_size
+
+def _integer(name: str, value: Any) -> int:
+    """``value``, an argument called ``name``, checked to be an ``int``.
+
+    Anything else (a ``bool``, a float, an object with ``__index__``, which
+    may answer differently each time it is asked) is a :class:`TypeError`
+    naming the argument, as for the options of :class:`codec.Decoder`.
+    """
+    if type(value) is not int:
+        raise TypeError(f"{name} must be an int (a number of bytes), not {type(value).__name__}")
+    return value
+
+
+def checked_size(name: str, value: Any, minimum: int = 0) -> int:
+    """``value``, an argument called ``name``, as a number of bytes of at least ``minimum``.
+
+    A wrong type is a :class:`TypeError`, a number out of range a
+    :class:`ValueError`, each naming the argument and what it accepts.
+    """
+    size = _integer(name, value)
+    if not minimum <= size <= sys.maxsize:
+        raise ValueError(f"{name} must be between {minimum} and {sys.maxsize} bytes, not {size}")
+    return size
+
+
+def _checked_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
 
 
 def _decoder_for(message_type: Any) -> Decoder | None:
-    """The :class:`codec.Decoder` of a struct ``message_type``, or None for other types."""
+    """The :class:`codec.Decoder` of a struct ``message_type``, or None for other types.
+
+    Any other ``message_type`` must be None or a class with ``FromString``
+    (a google.protobuf message class): a :class:`TypeError` says so at once,
+    not the first frame.
+    """
     if isinstance(message_type, Decoder):
         decoder = message_type
         # A Decoder whose __init__ never ran, or failed, has no decoding state.
         if (decoder.state if cython.compiled else getattr(decoder, "state", None)) is None:
             raise TypeError("message_type is a Decoder that is not initialised")
         return decoder
-    if isinstance(message_type, type) and issubclass(message_type, Struct):
-        return Decoder(message_type)
-    return None
+    if isinstance(message_type, type):
+        if issubclass(message_type, Struct):
+            return Decoder(message_type)
+        if callable(getattr(message_type, "FromString", None)):
+            return None
+    elif message_type is None:
+        return None
+    given = repr(message_type) if isinstance(message_type, type) else type(message_type).__name__
+    raise TypeError(
+        "message_type must be a protobuf message class, a struct class, a codec.Decoder"
+        f" or None, not {given}"
+    )
+
+
+def _room(sizehint: int, limit: int) -> int:
+    """The room :meth:`FrameDecoder.get_buffer` hands out for ``sizehint`` under ``limit``.
+
+    64 KiB when ``sizehint`` is not positive; else ``sizehint``, up to the
+    larger of 64 KiB and the largest frame (prefix and payload) ``limit``
+    allows. The arguments are Python ints, so the sum cannot overflow.
+    """
+    if sizehint <= 0:
+        return RECEIVE_CHUNK
+    return min(sizehint, max(varint_size(limit) + limit, RECEIVE_CHUNK))
 
 
 def _serialize(message: Any) -> bytes:
     """The payload of a google.protobuf message, serialized once."""
+    if isinstance(message, type):
+        raise TypeError(
+            f"cannot encode the class {message.__name__} itself: expected a message,"
+            f" such as {message.__name__}(...)"
+        )
     try:
         serialize = message.SerializeToString
     except AttributeError:
@@ -191,7 +249,7 @@ def encode_frame_into(
         raise TypeError(f"buffer must be a bytearray, not {type(buffer).__name__}")
     if not -1 <= offset <= len(buffer):
         raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
-    limit = _checked_limit(max_frame_size)
+    limit = checked_size("max_frame_size", max_frame_size)
     if isinstance(message_or_payload, Struct):
         return _put_struct(buffer, offset, message_or_payload, limit, True)
     if offset == -1:
@@ -223,8 +281,9 @@ class FrameEncoder(WriteBuffer):
         *,
         capacity: int = 4096,
     ) -> None:
-        WriteBuffer.__init__(self, capacity)
-        self._max_frame_size = _checked_limit(max_frame_size)
+        limit = checked_size("max_frame_size", max_frame_size)
+        WriteBuffer.__init__(self, checked_size("capacity", capacity))
+        self._max_frame_size = limit
 
     @property
     def max_frame_size(self) -> int:
@@ -313,7 +372,8 @@ class FrameDecoder(ReceiveWindow):
     ) -> None:
         if self._busy:  # __init__ called again, from a parser
             raise self._busy_error()
-        limit = _checked_limit(max_frame_size)  # the arguments are checked before any change
+        limit = checked_size("max_frame_size", max_frame_size)  # checked before any change
+        strict = _checked_flag("strict", strict)
         decoder = _decoder_for(message_type)
         ReceiveWindow.__init__(self)
         self._max_frame_size = limit
@@ -350,15 +410,19 @@ class FrameDecoder(ReceiveWindow):
     def get_buffer(self, sizehint: int = -1) -> memoryview:
         """A writable view of free space in the window, for ``recv_into``.
 
-        It holds ``sizehint`` bytes (64 KiB when ``sizehint`` is not positive).
+        It holds ``sizehint`` bytes (64 KiB when ``sizehint`` is not positive),
+        but no more than the larger of 64 KiB and the largest frame
+        ``max_frame_size`` allows, prefix included: a hint is a hint, as in
+        asyncio, and none makes the window grow past what the limit needs.
         Report how many bytes were written with :meth:`buffer_updated`. The
         view holds zeros, or bytes this decoder received before: memory the
         window grows into is zeroed, so it never shows other objects' bytes.
         """
+        hint = _integer("sizehint", sizehint)
         self._claim()
         try:
             self._check_receiving()
-            room = sizehint if sizehint > 0 else RECEIVE_CHUNK
+            room = _room(hint, self._max_frame_size)
             self._make_room(room)
             self._offered = room
             return self._received(self._end, self._end + room)

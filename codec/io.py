@@ -1,0 +1,184 @@
+"""Blocking I/O: framed messages read from and written to files, pipes and sockets.
+
+The counterpart of Java's ``parseDelimitedFrom``/``writeDelimitedTo`` for
+Python's blocking streams, on top of the sans-IO framing layer.
+
+Strategy, reading: :func:`read_frames` checks its arguments and makes one
+:class:`~codec.framing.FrameDecoder` when it is called, then hands out a
+generator that reads straight into the decoder's receive window (``recv_into``
+of a socket, else ``readinto1`` or ``readinto`` of a binary file, into the view
+``get_buffer()`` gives) and yields the complete frames of each read before
+making the next. Bytes are never copied on the way in and never held anywhere
+but the window, so a stream of any length is read in the memory of one window
+(a 64 KiB read and the frame in progress). A read returns as soon as some
+bytes are there (``readinto1``, ``recv_into``), so a pipe's or socket's frames
+come out as they arrive. The decoder's errors and limits are the reader's: a
+stream that ends at a frame boundary stops the iteration, one that ends
+inside a frame raises :class:`~codec.errors.TruncatedError`, and an oversized
+or malformed prefix raises as soon as it is read, after the frames before it.
+
+Strategy, writing: :func:`write_frames` encodes every message into one
+:class:`~codec.framing.FrameEncoder` and hands the sink a zero-copy view of
+the pending frames whenever ``batch_size`` bytes are pending, and once at the
+end, then clears the encoder for the next batch, so its buffer is reused.
+Whatever ends the run early (an encode error, the messages' iterator), the
+frames of the messages before it are written first, so the sink holds a valid
+stream.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from codec._buffer import RECEIVE_CHUNK
+from codec.framing import (
+    DEFAULT_MAX_FRAME_SIZE,
+    PAYLOAD_TYPES,
+    FrameDecoder,
+    FrameEncoder,
+    checked_size,
+)
+
+__all__ = ["WRITE_BATCH", "read_frames", "write_frames"]
+
+#: Pending bytes :func:`write_frames` hands the sink at once, by default.
+WRITE_BATCH = 64 * 1024
+
+
+def read_frames(
+    source: Any,
+    message_type: Any = None,
+    *,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    strict: bool = False,
+    chunk_size: int = RECEIVE_CHUNK,
+) -> Iterator[Any]:
+    """Iterate the frames of a blocking binary stream, parsed with ``message_type`` if given.
+
+    ``source`` is a ``socket.socket`` (``recv_into``) or a binary file, pipe
+    or ``io.BytesIO`` (``readinto1``, else ``readinto``). Each read asks for
+    ``chunk_size`` bytes, straight into the decoder's window. ``message_type``,
+    ``max_frame_size`` and ``strict`` are :class:`~codec.FrameDecoder`'s, and so
+    are the frames (``memoryview`` slices of the window without
+    ``message_type``) and the errors. The arguments are checked at once; the
+    stream is read as the iteration goes. The iteration stops at a clean end
+    of stream; a stream cut inside a frame raises
+    :class:`~codec.errors.TruncatedError` once the frames before the cut are out.
+    """
+    read = _reader(source)
+    size = checked_size("chunk_size", chunk_size, 1)
+    decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type)
+    return _frames(read, decoder, size)
+
+
+def write_frames(
+    sink: Any,
+    messages: Iterable[Any],
+    *,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    batch_size: int = WRITE_BATCH,
+) -> int:
+    """Write each message as a frame to a blocking binary stream; return how many were written.
+
+    ``sink`` is a ``socket.socket`` (``sendall``) or a binary file, pipe or
+    ``io.BytesIO`` (``write``, repeated after a partial write). A message is a
+    struct, a google.protobuf message or a raw payload (``bytes``,
+    ``bytearray``, ``memoryview``), as for :class:`codec.aio.FramedWriter`.
+    The frames go through one :class:`~codec.FrameEncoder`, handed to the
+    sink whenever ``batch_size`` bytes are pending (0: after every frame) and
+    at the end. An error (:class:`~codec.errors.EncodeError`,
+    :class:`~codec.errors.FrameTooLargeError`, the iterator's) propagates
+    once the frames of the messages before it are written.
+    """
+    write = _writer(sink)
+    batch = checked_size("batch_size", batch_size)
+    encoder = FrameEncoder(max_frame_size)
+    count = 0
+    try:
+        for message in messages:
+            if isinstance(message, PAYLOAD_TYPES):
+                encoder.write(message)
+            else:
+                encoder.encode(message)
+            count += 1
+            if len(encoder) >= batch:
+                _flush(encoder, write)
+    finally:
+        _flush(encoder, write)
+    return count
+
+
+def _frames(
+    read: Callable[[memoryview], int | None], decoder: FrameDecoder, chunk_size: int
+) -> Iterator[Any]:
+    while True:
+        with decoder.get_buffer(chunk_size) as room:
+            received = read(room)
+        if received is None:
+            raise _would_block("source", "has no data")
+        if not received:
+            decoder.feed_eof()
+            return
+        decoder.buffer_updated(received)
+        yield from decoder
+
+
+def _flush(encoder: FrameEncoder, write: Callable[[memoryview], None]) -> None:
+    """Hand the pending frames to ``write``, then clear the encoder (even if it failed)."""
+    if not len(encoder):
+        return
+    try:
+        with encoder.getbuffer() as pending:
+            write(pending)
+    finally:
+        encoder.clear()
+
+
+def _reader(source: Any) -> Callable[[memoryview], int | None]:
+    """The method that reads into a view: one read, returning as soon as bytes are there."""
+    for name in ("recv_into", "readinto1", "readinto"):
+        method = getattr(source, name, None)
+        if callable(method):
+            return method  # type: ignore[no-any-return]
+    raise TypeError(_not_a_stream("source", source, "readinto() or recv_into()"))
+
+
+def _writer(sink: Any) -> Callable[[memoryview], None]:
+    """A function writing all of a view to ``sink``."""
+    sendall = getattr(sink, "sendall", None)
+    if callable(sendall):
+        return sendall  # type: ignore[no-any-return]
+    write = getattr(sink, "write", None)
+    if isinstance(sink, io.TextIOBase) or not callable(write):
+        raise TypeError(_not_a_stream("sink", sink, "write() of bytes or sendall()"))
+
+    def write_all(data: memoryview) -> None:
+        done = 0
+        while done < len(data):
+            written = write(data[done:])
+            if written is None:
+                raise _would_block("sink", "is full")
+            done += written
+
+    return write_all
+
+
+def _not_a_stream(name: str, value: Any, needs: str) -> str:
+    hint = ""
+    if isinstance(value, io.TextIOBase):
+        hint = " (a text stream: use its binary buffer, such as sys.stdin.buffer)"
+    elif isinstance(value, bytes | bytearray | memoryview):
+        hint = " (use an io.BytesIO for bytes in memory)"
+    return (
+        f"{name} must be a binary file, pipe or socket with {needs},"
+        f" not {type(value).__name__}{hint}"
+    )
+
+
+def _would_block(name: str, state: str) -> BlockingIOError:
+    return BlockingIOError(
+        errno.EAGAIN, f"the {name} is non-blocking and {state}: it must be a blocking stream"
+    )

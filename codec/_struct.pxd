@@ -28,10 +28,13 @@ cdef extern from "Python.h":
                                          PyObject *kwnames)
     ctypedef struct TypeWithVectorcall "PyTypeObject":
         vectorcallfunc tp_vectorcall
+    ctypedef struct VersionedType "PyTypeObject":
+        unsigned int tp_version_tag  # 0 until looked up, and after any change to the class
     PyObject *_PyType_Lookup(PyTypeObject *type, PyObject *name)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 ctypedef TypeWithVectorcall *type_ptr
+ctypedef VersionedType *versioned_type_ptr
 ctypedef PyMemberDescrObject *member_descr_ptr
 
 
@@ -147,6 +150,7 @@ cdef extern from *:
 
 cdef Py_ssize_t _DIRECT_NUMBERS
 cdef str _PLAN_NAME
+cdef MessagePlan _RECENT_PLAN
 
 @cython.locals(descriptor=member_descr_ptr)
 cdef Py_ssize_t _member_offset(object member) except? -1
@@ -175,9 +179,9 @@ cdef Struct _allocated(MessagePlan plan)
 cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
 cdef bint _is_empty(object message, FieldPlan field) noexcept
 cdef int _reset(MessagePlan plan, Struct message) except -1
-@cython.locals(plan=MessagePlan, names=tuple, i=Py_ssize_t, message=Struct, fields=tuple,
-               after=Py_ssize_t, guess=FieldPlan, found=object,
-               assigned=FieldPlan)
+cdef FieldPlan _named(MessagePlan plan, object name)
+@cython.locals(plan=MessagePlan, version="unsigned int", names=tuple, i=Py_ssize_t,
+               message=Struct, fields=tuple, after=Py_ssize_t, field=FieldPlan)
 cdef object _construct(PyObject *cls, PyObject **args, size_t nargsf, PyObject *kwnames)
 cpdef bytes unknown_of(Struct message)
 @cython.locals(type_object=type_ptr)
@@ -208,6 +212,7 @@ cdef class MessagePlan:
     cdef readonly dict by_number, by_name, oneofs
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls
+    cdef unsigned int class_version  # cls's version tag when _construct last looked it up
     cpdef FieldPlan field_numbered(self, Py_ssize_t number)
     @cython.locals(field=FieldPlan)
     cpdef rename(self, str full_name)

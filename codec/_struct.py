@@ -63,6 +63,7 @@ _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessageP
 # AddressSanitizer, see _struct.pxd), whatever max_depth allows.
 STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
+_RECENT_PLAN: MessagePlan | None = None  # of the struct class constructed last (see _construct)
 
 
 class FieldPlan:
@@ -521,23 +522,23 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
     message._unknown = b""
 
 
+def _named(plan: MessagePlan, name: Any) -> FieldPlan:
+    """The field named ``name`` (a keyword argument of a constructor); TypeError if none."""
+    field = plan.by_name.get(name)
+    if field is None:
+        raise TypeError(f"{plan.full_name} has no field {name!r}")
+    return field  # type: ignore[no-any-return]
+
+
 @cython.cfunc
 @cython.inline
-@cython.locals(plan=MessagePlan, message="Struct")
-@cython.returns(FieldPlan)
-def _keyword(plan: MessagePlan, message: Struct, field: Any, name: Any, value: Any) -> FieldPlan:
-    """Assign one keyword argument of a constructor, as pb2's does: None leaves it unset.
-
-    ``field`` is the field named ``name`` if the caller found it, else None.
-    Returns the field.
-    """
-    if field is None:
-        field = plan.by_name.get(name)
-        if field is None:
-            raise TypeError(f"{plan.full_name} has no field {name!r}")
+@cython.locals(plan=MessagePlan, message="Struct", field=FieldPlan)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _assign(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
+    """Assign one keyword argument of a constructor, as pb2's does: None leaves it unset."""
     if value is not None:
         _set_field(plan, message, field, _checked(plan, field, value))
-    return field  # type: ignore[no-any-return]
 
 
 def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
@@ -546,8 +547,18 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
     Keywords usually come in declaration order, and their names, like the
     fields', are interned: each is first compared by identity with the
     field after the last one found, and looked up by name only otherwise.
+    The plan of the class constructed last is kept with the class's version
+    tag (which CPython changes when an attribute of the class is set), so a
+    loop making structs of one class finds it without a type attribute lookup.
     """
-    plan = _plan_of_class(cython.cast(object, cls))
+    global _RECENT_PLAN
+    plan = _RECENT_PLAN  # one read and one write of it: a finaliser may construct meanwhile
+    version = cython.cast(versioned_type_ptr, cls).tp_version_tag
+    if plan is None or plan.cls is not cython.cast(object, cls) or plan.class_version != version:
+        plan = _plan_of_class(cython.cast(object, cls))
+        # The lookup gave the class a version tag; a change to it (__plan__ set) clears it.
+        plan.class_version = cython.cast(versioned_type_ptr, cls).tp_version_tag
+        _RECENT_PLAN = plan
     if PyVectorcall_NARGS(nargsf) != 0:  # type: ignore[name-defined]
         raise TypeError(f"{plan.full_name}() takes keyword arguments only")
     message = _allocated(plan)  # the defaults last, in the slots no keyword filled
@@ -556,14 +567,11 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
         fields = plan.fields_by_slot
         after = 0
         for i in range(len(names)):
-            name = names[i]
-            found = None
-            if after < len(fields):
-                guess = cython.cast(FieldPlan, fields[after])
-                if guess.name is name:
-                    found = guess
-            assigned = _keyword(plan, message, found, name, cython.cast(object, args[i]))
-            after = assigned.slot + 1
+            field = cython.cast(FieldPlan, fields[after]) if after < len(fields) else None
+            if field is None or field.name is not names[i]:
+                field = _named(plan, names[i])
+            _assign(plan, message, field, cython.cast(object, args[i]))
+            after = field.slot + 1
     _fill_defaults(plan, message)
     return message
 
@@ -585,7 +593,7 @@ class Struct:
             raise TypeError(f"{plan.full_name}() takes keyword arguments only")
         _reset(plan, self)
         for name, value in fields.items():
-            _keyword(plan, self, None, name, value)
+            _assign(plan, self, _named(plan, name), value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         plan = _plan_of_class(type(self))

@@ -200,18 +200,28 @@ def test_a_repeated_keyframe_decodes_as_it_did_the_first_time() -> None:
         list(receiver)
         return [scope.name for scope in receiver.registry.scopes]
 
+    def string_ids() -> list[int]:
+        return [receiver.registry.string_id(text) for text in receiver.registry.strings]
+
     names = [f"scope {i}" for i in range(5)]
-    added = packet(lambda w: w.bytes(3, bytes.fromhex("1207 0806 12036e6577")))  # scope 6 "new"
+    # string 7 "fn9", and scope 6 "new" in file 7
+    added = packet(
+        lambda w: w.bytes(3, bytes.fromhex("0a07 0807 1203666e39 1209 0806 12036e6577 2807"))
+    )
     assert scopes_after(keyframe_bytes() + added) == [*names, "new"]
+    assert receiver.registry.scope(6).file == "fn9" and string_ids() == [1, 2, 3, 4, 5, 6, 7]
     assert scopes_after(keyframe_bytes()) == names
-    strings = receiver.registry.strings
-    assert [receiver.registry.string_id(text) for text in strings] == [1, 2, 3, 4, 5, 6]
+    assert string_ids() == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(KeyError):
+        receiver.registry.string_id("fn9")
     other = Registry()
     other.add_scope("other")
     out = FrameEncoder()
     PacketWriter(Session(7, "bad")).keyframe(out, other)
     assert scopes_after(bytes(out.getbuffer())) == ["other"]
     assert scopes_after(keyframe_bytes()) == names
+    assert scopes_after(keyframe_bytes()) == names
+    assert string_ids() == [1, 2, 3, 4, 5, 6]
     receiver.max_elements = 13
     with pytest.raises(StreamError, match="more than max_elements"):
         scopes_after(keyframe_bytes())

@@ -273,9 +273,11 @@ class Registry:
         strings = self.strings = other.strings[: marks.strings]
         self.scopes = other.scopes[: marks.scopes]
         self.tracks = other.tracks[: marks.tracks]
-        # the first id of each text, as define_string keeps it: later ids are set first
-        ids = range(len(strings), 0, -1)
-        self._string_ids = dict(zip(reversed(strings), ids, strict=True))
+        if len(other.strings) == len(strings):
+            self._string_ids = other._string_ids.copy()
+        else:  # the first id of each text, as define_string keeps it: later ids are set first
+            ids = range(len(strings), 0, -1)
+            self._string_ids = dict(zip(reversed(strings), ids, strict=True))
 
     def resolve(self, iid: int) -> str:
         """The string interned as ``iid`` (0 is ``""``); :class:`StreamError` if unknown."""

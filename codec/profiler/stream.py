@@ -692,8 +692,7 @@ def _is_header_packet(data: bytes, begin: int) -> bool:
         packet = WireReader(memoryview(data)[body : body + length])
         for field, wire_type, value in itertools.islice(packet, 2):
             if field == _HEADER and wire_type == LEN:
-                first = next(iter(WireReader(value)), None)
-                return first is not None and first[:2] == (1, I32) and first[2] == MAGIC
+                return next(WireReader(value), None) == (1, I32, MAGIC)
     except DecodeError:
         return False
     return False

@@ -547,8 +547,10 @@ class _Repeats:
     every definition. :func:`read_capture` shares one among the receivers it
     starts, so a resync after damage does not parse the same keyframe again.
     A key holds the receiver's ``max_elements`` with the bytes, since the
-    limit decides what a packet decodes to. One entry per kind, so what it
-    keeps is bounded by one packet's bytes and the tables one receiver holds.
+    limit decides what a packet decodes to. One entry per kind: a copy of
+    the packet's bytes, and its session, or the registry it went into with
+    the marks it reached (ids only grow, so the registry's first definitions
+    stay what the packet defined, however many come after).
     """
 
     __slots__ = ("_entries",)

@@ -17,6 +17,7 @@ from test_profiler import (
     build_frames,
     keyframe_bytes,
     packet,
+    registry_for_tests,
     write_stream,
 )
 
@@ -25,6 +26,7 @@ from codec.profiler import (
     Frame,
     PacketWriter,
     Receiver,
+    Registry,
     Session,
     StreamError,
     TrackColumns,
@@ -152,6 +154,77 @@ def test_resyncing_after_damage_after_damage_reads_each_byte_once(
     items = [item for _, item in read_capture(data)]
     assert [type(item) for item in items] == [Session] * 80
     assert work <= len(data), (work, len(data))
+
+
+def test_a_keyframe_repeated_after_each_damaged_packet_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R5: the receivers of a resync share what the last keyframe decoded to.
+
+    Each resync's new receiver used to parse the keyframe again, its header
+    and each of its 14 definitions: WireReader read 3 bytes per byte of
+    this file. Counted: the bytes given to readers, which read each packet
+    once and the candidate packets the resync tries.
+    """
+    parsed = 0
+    real_reader = stream.WireReader
+
+    def counting_reader(buffer: Any) -> Any:
+        nonlocal parsed
+        parsed += len(memoryview(buffer))
+        return real_reader(buffer)
+
+    monkeypatch.setattr(stream, "WireReader", counting_reader)
+    unit = keyframe_bytes() + b"\x02\x08\xff"
+    data = unit * 80
+    receivers = [receiver for receiver, _ in read_capture(data)]
+    assert len(set(map(id, receivers))) == 80
+    expected = registry_for_tests()
+    for receiver in receivers:
+        registry = receiver.registry
+        assert (registry.strings, registry.scopes, registry.tracks) == (
+            expected.strings,
+            expected.scopes,
+            expected.tracks,
+        )
+    assert parsed <= 2 * len(data), parsed / len(data)
+
+
+def test_a_repeated_keyframe_decodes_as_it_did_the_first_time() -> None:
+    """A repeat is a copy of what its bytes decoded to, whatever came in between: more
+    definitions, another keyframe, a lower ``max_elements``."""
+    receiver = Receiver()
+
+    def scopes_after(data: bytes) -> list[str]:
+        receiver.feed(data)
+        list(receiver)
+        return [scope.name for scope in receiver.registry.scopes]
+
+    def string_ids() -> list[int]:
+        return [receiver.registry.string_id(text) for text in receiver.registry.strings]
+
+    names = [f"scope {i}" for i in range(5)]
+    # string 7 "fn9", and scope 6 "new" in file 7
+    added = packet(
+        lambda w: w.bytes(3, bytes.fromhex("0a07 0807 1203666e39 1209 0806 12036e6577 2807"))
+    )
+    assert scopes_after(keyframe_bytes() + added) == [*names, "new"]
+    assert receiver.registry.scope(6).file == "fn9" and string_ids() == [1, 2, 3, 4, 5, 6, 7]
+    assert scopes_after(keyframe_bytes()) == names
+    assert string_ids() == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(KeyError):
+        receiver.registry.string_id("fn9")
+    other = Registry()
+    other.add_scope("other")
+    out = FrameEncoder()
+    PacketWriter(Session(7, "bad")).keyframe(out, other)
+    assert scopes_after(bytes(out.getbuffer())) == ["other"]
+    assert scopes_after(keyframe_bytes()) == names
+    assert scopes_after(keyframe_bytes()) == names
+    assert string_ids() == [1, 2, 3, 4, 5, 6]
+    receiver.max_elements = 13
+    with pytest.raises(StreamError, match="more than max_elements"):
+        scopes_after(keyframe_bytes())
 
 
 def frame_of_tracks(track: bytes, count: int, num_scopes: int) -> bytes:

@@ -261,6 +261,24 @@ class Registry:
         """Apply a received track definition (the next id, or a repeat of a known one)."""
         _define(self.tracks, track.track_ref, track, "track")
 
+    @property
+    def empty(self) -> bool:
+        return not (self.strings or self.scopes or self.tracks)
+
+    def copy_from(self, other: Registry, marks: Marks) -> None:
+        """Hold the first ``marks`` definitions of ``other`` in place of this registry's own.
+
+        Ids only grow, so those are what ``other`` held when it was at ``marks``.
+        """
+        strings = self.strings = other.strings[: marks.strings]
+        self.scopes = other.scopes[: marks.scopes]
+        self.tracks = other.tracks[: marks.tracks]
+        if len(other.strings) == len(strings):
+            self._string_ids = other._string_ids.copy()
+        else:  # the first id of each text, as define_string keeps it: later ids are set first
+            ids = range(len(strings), 0, -1)
+            self._string_ids = dict(zip(reversed(strings), ids, strict=True))
+
     def resolve(self, iid: int) -> str:
         """The string interned as ``iid`` (0 is ``""``); :class:`StreamError` if unknown."""
         if iid == 0:

@@ -25,7 +25,11 @@ most scopes its bytes can hold and cut to size, so what a frame keeps
 follows its bytes, whatever their shape; ``max_elements`` bounds what one
 frame, one session's registry and one header may hold. Frames that need a
 registry before any keyframe was read (a file cut mid-stream) are skipped
-and counted. Every error is a :class:`~codec.DecodeError`; a bad packet
+and counted. A keyframe repeats the header and every definition so far, so
+a header, or a registry packet into an empty registry, that is byte for byte
+the last one read takes what that one decoded to instead of being parsed
+again: a comparison of bytes and a copy of the tables, with no definition
+decoded twice. Every error is a :class:`~codec.DecodeError`; a bad packet
 raises :class:`~codec.profiler.model.StreamError` with the stream offset of
 the packet.
 
@@ -34,7 +38,9 @@ A file is the same stream. :func:`read_capture` starts at the first keyframe
 the next keyframe, so a file cut anywhere still yields every frame after its
 first whole keyframe. It splits the packets itself, straight from the file's
 bytes, so a resync never copies the rest of the file again: reading is
-linear in the file's size, however often it is damaged.
+linear in the file's size, however often it is damaged. The receivers it
+starts share what the last keyframe decoded to, so a keyframe that recurs
+after each damaged packet is parsed once.
 """
 
 from __future__ import annotations
@@ -267,6 +273,7 @@ class Receiver:
         self.frames_skipped = 0  # frames before the first keyframe
         self.frames_dropped = 0  # frames the sender dropped for this reader (its stats)
         self._offset = 0  # stream offset of the next packet
+        self._repeats = _Repeats()
 
     def feed(self, data: Any) -> None:
         self.decoder.feed(data)
@@ -338,6 +345,18 @@ class Receiver:
         return None
 
     def _header(self, body: memoryview, flags: int) -> Session:
+        key = (self.max_elements, bytes(body))
+        session: Session | None = self._repeats.get(_HEADER, key)
+        if session is None:
+            session = self._session(body)
+            self._repeats.put(_HEADER, key, session)
+        if flags & STATE_CLEARED or self.session is None or session != self.session:
+            self.registry = Registry()
+        self.session = session
+        self.has_state = True
+        return session
+
+    def _session(self, body: memoryview) -> Session:
         fields = _scalars(body)
         magic = _number(fields, 1)
         if magic != MAGIC:
@@ -348,18 +367,13 @@ class Receiver:
                 f"profiler stream version {major}.{_number(fields, 3)} is not supported "
                 f"by this reader (version {PROTOCOL_MAJOR}.{PROTOCOL_MINOR})"
             )
-        session = Session(
+        return Session(
             _number(fields, 4),
             _text(fields.get(5)),
             _text(fields.get(6)),
             _signed(_number(fields, 9)),
             self._features(body),
         )
-        if flags & STATE_CLEARED or self.session is None or session != self.session:
-            self.registry = Registry()
-        self.session = session
-        self.has_state = True
-        return session
 
     def _features(self, body: memoryview) -> tuple[str, ...]:
         """The header's feature strings (field 10), at most ``max_elements`` of them."""
@@ -374,7 +388,20 @@ class Receiver:
         return tuple(features)
 
     def _registry(self, body: memoryview) -> None:
+        """Apply a registry packet; into an empty registry, a repeat of the last one is copied."""
         registry = self.registry
+        if not registry.empty:
+            self._define(body, registry)
+            return
+        key = (self.max_elements, bytes(body))
+        known = self._repeats.get(_REGISTRY, key)
+        if known is None:
+            self._define(body, registry)
+            self._repeats.put(_REGISTRY, key, (registry, registry.marks()))
+        else:
+            registry.copy_from(*known)
+
+    def _define(self, body: memoryview, registry: Registry) -> None:
         nexts = {}
         for field, wire_type, value in WireReader(body):
             if wire_type != LEN:
@@ -510,6 +537,36 @@ class Receiver:
         self.frames_dropped = _number(_scalars(body), 1)
 
 
+class _Repeats:
+    """The last header, and the last registry packet read into an empty registry, each
+    with what it decoded to.
+
+    A keyframe repeats the header and every definition so far, so the
+    keyframes of a capture are mostly copies of the one before: a repeat
+    costs a comparison of its bytes and a copy of the tables, not a parse of
+    every definition. :func:`read_capture` shares one among the receivers it
+    starts, so a resync after damage does not parse the same keyframe again.
+    A key holds the receiver's ``max_elements`` with the bytes, since the
+    limit decides what a packet decodes to. One entry per kind: a copy of
+    the packet's bytes, and its session, or the registry it went into with
+    the marks it reached (ids only grow, so the registry's first definitions
+    stay what the packet defined, however many come after).
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[tuple[int, bytes], Any]] = {}
+
+    def get(self, kind: int, key: tuple[int, bytes]) -> Any:
+        """What the last packet of ``kind`` decoded to, if its key was ``key``; else None."""
+        entry = self._entries.get(kind)
+        return entry[1] if entry is not None and entry[0] == key else None
+
+    def put(self, kind: int, key: tuple[int, bytes], value: Any) -> None:
+        self._entries[kind] = (key, value)
+
+
 _COLUMN_KINDS = {
     2: "uint32",
     3: "uint64",
@@ -637,8 +694,7 @@ def _is_header_packet(data: bytes, begin: int) -> bool:
         packet = WireReader(memoryview(data)[body : body + length])
         for field, wire_type, value in itertools.islice(packet, 2):
             if field == _HEADER and wire_type == LEN:
-                first = next(iter(WireReader(value)), None)
-                return first is not None and first[:2] == (1, I32) and first[2] == MAGIC
+                return next(WireReader(value), None) == (1, I32, MAGIC)
     except DecodeError:
         return False
     return False
@@ -666,9 +722,11 @@ def read_capture(
     """
     view = memoryview(data)
     end = len(data)
+    repeats = _Repeats()
     start = find_keyframe(data)
     while start >= 0:
         receiver = Receiver(max_frame_size=max_frame_size, max_elements=max_elements)
+        receiver._repeats = repeats
         pos = start
         try:
             while pos < end:

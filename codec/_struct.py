@@ -527,7 +527,7 @@ def _named(plan: MessagePlan, name: Any) -> FieldPlan:
     field = plan.by_name.get(name)
     if field is None:
         raise TypeError(f"{plan.full_name} has no field {name!r}")
-    return field  # type: ignore[no-any-return]
+    return field
 
 
 @cython.cfunc
@@ -553,11 +553,11 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
     """
     global _RECENT_PLAN
     plan = _RECENT_PLAN  # one read and one write of it: a finaliser may construct meanwhile
-    version = cython.cast(versioned_type_ptr, cls).tp_version_tag
-    if plan is None or plan.cls is not cython.cast(object, cls) or plan.class_version != version:
+    version = cython.cast(versioned_type_ptr, cls).tp_version_tag  # type: ignore[name-defined]
+    if plan is None or plan.cls is not cython.cast(object, cls) or plan.class_version != version:  # type: ignore[attr-defined]
         plan = _plan_of_class(cython.cast(object, cls))
         # The lookup gave the class a version tag; a change to it (__plan__ set) clears it.
-        plan.class_version = cython.cast(versioned_type_ptr, cls).tp_version_tag
+        plan.class_version = cython.cast(versioned_type_ptr, cls).tp_version_tag  # type: ignore[attr-defined, name-defined]
         _RECENT_PLAN = plan
     if PyVectorcall_NARGS(nargsf) != 0:  # type: ignore[name-defined]
         raise TypeError(f"{plan.full_name}() takes keyword arguments only")

@@ -8,7 +8,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
 from codec._struct cimport (
-    FieldPlan, MessagePlan, Struct, _encode_error, _has, _lone_surrogate, _sized, _slot,
+    FieldPlan, MessagePlan, Struct, _encode_error, _has, _is_present, _lone_surrogate, _sized, _slot,
     _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
 )
 from codec._varint cimport varint_size, varint_write, write_le
@@ -79,6 +79,7 @@ cpdef Tape measure(object message)
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, bits=uint64_t,
                unknown=bytes)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
+cdef bint _is_set(Struct message, FieldPlan field) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1

@@ -52,6 +52,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         Struct,
         _encode_error,
         _has,
+        _is_present,
         _lone_surrogate,
         _sized,
         _slot,
@@ -324,32 +325,25 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         _data(tape, unknown, _data_of_bytes(unknown), len(unknown))
 
 
+def _is_set(message: Struct, field: FieldPlan) -> bool:
+    return _is_present(message, field, _slot(message, field))
+
+
 def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
     """Refuse two members of a oneof, set around ``__setattr__`` (``object.__setattr__``)."""
     for name, slots in plan.oneofs.items():
         chosen = 0
         for slot in slots:
-            chosen += _is_written(message, plan.fields_by_slot[slot])
+            chosen += _is_set(message, plan.fields_by_slot[slot])
         if chosen > 1:
             names = [
                 plan.fields_by_slot[slot].name
                 for slot in slots
-                if _is_written(message, plan.fields_by_slot[slot])
+                if _is_set(message, plan.fields_by_slot[slot])
             ]
             raise EncodeError(
                 f"{plan.full_name}: oneof {name} has several members set ({', '.join(names)})"
             )
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(message=Struct, field=FieldPlan)
-@cython.returns(cython.bint)
-@cython.exceptval(check=False)
-def _is_written(message: Struct, field: FieldPlan) -> bool:
-    if field.has_bit >= 0:
-        return _has(message, field.has_bit)
-    return _slot(message, field) is not None
 
 
 @cython.cfunc

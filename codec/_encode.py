@@ -189,7 +189,8 @@ def _grow_scratch(tape: Tape, size: int) -> None:
 def _copy(tape: Tape, data: Any, size: int) -> None:
     """Copy ``size`` bytes into the scratch (room made)."""
     if cython.compiled:
-        memcpy(tape.scratch + tape.used, data, size)
+        if size:  # an empty buffer may have no address
+            memcpy(tape.scratch + tape.used, data, size)
     else:
         copy_bytes(tape.scratch, tape.used, data, size)
     tape.used += size
@@ -712,16 +713,14 @@ def _replay(tape: Tape, out: Any, pos: int) -> int:
     if cython.compiled:
         for i in range(tape.count):
             splice = tape.splices + i
-            memcpy(out + pos, tape.scratch + done, splice.at - done)
-            pos += splice.at - done
+            pos = _scratch_copy(tape, out, pos, done, splice.at)
             done = splice.at
             if splice.data == cython.NULL:
                 pos = varint_write(out, pos, splice.value)
             else:
-                memcpy(out + pos, splice.data, splice.value)
+                memcpy(out + pos, splice.data, splice.value)  # data splices are never empty
                 pos += splice.value
-        memcpy(out + pos, tape.scratch + done, tape.used - done)
-        return pos + tape.used - done
+        return _scratch_copy(tape, out, pos, done, tape.used)
     for at, value, data in tape.splices:
         copy_bytes(out, pos, tape.scratch[done:at], at - done)
         pos += at - done
@@ -733,6 +732,27 @@ def _replay(tape: Tape, out: Any, pos: int) -> int:
             pos = varint_write(out, pos, value)
     copy_bytes(out, pos, tape.scratch[done : tape.used], tape.used - done)
     return pos + tape.used - done
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    tape=Tape,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
+    start=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(check=False)
+def _scratch_copy(tape: Tape, out: Any, pos: int, start: int, end: int) -> int:
+    """Compiled: copy the scratch bytes ``[start:end]`` to ``out[pos:]``; return the end.
+
+    A tape that never needed scratch bytes has no scratch memory (NULL).
+    """
+    if end > start:
+        memcpy(out + pos, tape.scratch + start, end - start)
+    return pos + end - start
 
 
 def write_tape(tape: Tape, data: bytearray, pos: int) -> int:

@@ -1967,3 +1967,34 @@ def test_map_entry_errors_are_the_entry_messages_errors() -> None:
     with pytest.raises(DepthLimitError):
         codec.Decoder(tree, max_depth=1).decode(_entry(b"a", upb_bytes(E.Tree(value=1))))
     assert codec.Decoder(tree, max_depth=2).decode(_entry(b"a", b"")).named["a"] == tree()
+
+
+@pytest.mark.parametrize("via", ["codec.encode", "FrameEncoder.encode", "encode_frame_into"])
+def test_tapes_with_no_scratch_bytes_encode(via: str) -> None:
+    """Structs whose tape needs no scratch bytes, or empty buffers with no address.
+
+    A fresh tape has no scratch memory: copying zero bytes from it was
+    undefined behaviour (a null pointer plus zero) that the sanitized build
+    reported on the first input of fuzz_struct_decode, an empty struct.
+    """
+    cls = S(E.AllTypes)
+    long_unknown = cls()
+    long_unknown._unknown = b"\xa2\x1f\x40" + b"u" * 64  # field 500, LEN: spliced, not copied
+    cases = [
+        (cls(), b""),
+        (long_unknown, long_unknown._unknown),
+        (cls(r_bytes=[memoryview(np.zeros(0, np.uint8))]), b"\x92\x05\x00"),
+        (cls(f_bytes=memoryview(bytearray())), b""),
+    ]
+    for message, expected in cases:
+        assert expected == upb_bytes(codec.to_pb2(message))
+        if via == "codec.encode":
+            assert codec.encode(message) == expected
+        elif via == "FrameEncoder.encode":
+            encoder = codec.FrameEncoder()
+            encoder.encode(message)
+            assert bytes(encoder.getbuffer()) == varint(len(expected)) + expected
+        else:
+            buffer = bytearray()
+            codec.encode_frame_into(message, buffer)
+            assert bytes(buffer) == varint(len(expected)) + expected

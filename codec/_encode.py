@@ -751,7 +751,7 @@ def _scratch_copy(tape: Tape, out: Any, pos: int, start: int, end: int) -> int:
     A tape that never needed scratch bytes has no scratch memory (NULL).
     """
     if end > start:
-        memcpy(out + pos, tape.scratch + start, end - start)
+        memcpy(out + pos, tape.scratch + start, end - start)  # type: ignore[name-defined, operator]
     return pos + end - start
 
 

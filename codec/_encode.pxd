@@ -63,6 +63,7 @@ cdef uint64_t _MASK32, _MASK64
 cdef Tape _SHARED
 
 cdef Tape _taken()
+@cython.locals(kept=Py_ssize_t)
 cpdef release(Tape tape)
 @cython.locals(owner=object_ptr)
 cdef void _drop_references(Tape tape) noexcept

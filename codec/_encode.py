@@ -21,8 +21,9 @@ Compiled, a tape is C memory kept between encodes: one shared tape serves
 every encode of the process, so a warm encode allocates nothing, and an
 encode started while it is in use (from a value's ``__index__``, or by
 another thread) takes a fresh tape of its own. Its scratch bytes are about
-the size of the output, less the long strings; a tape grown past
-:data:`_KEPT_BYTES` gives its memory back when released. Map entries are
+the size of the output, less the long strings, and a splice takes 24 bytes
+and a reference 8; a tape whose arrays grew past :data:`_KEPT_BYTES` in all
+gives them back when released. Map entries are
 sorted in upb's deterministic order in a C array, without a Python object
 made. Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
 thread (``codec._struct.STACK_EXHAUSTED``).
@@ -81,7 +82,7 @@ _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 
 _MAX_SCALAR_BYTES = 15  # a tag (5 bytes: field numbers < 2**29) and a 10-byte varint
 _COPIED = 64  # strings and bytes up to this length are copied into the tape, longer ones spliced
-_KEPT_BYTES = 1 << 20  # a released tape keeps at most this much scratch memory
+_KEPT_BYTES = 1 << 20  # a released tape keeps at most this much memory (its three arrays)
 _FIRST_BYTES = 4096
 _FIRST_SPLICES = 64
 _STACK_ITEMS = 64  # map entries sorted on the C stack; more are sorted in malloc'd memory
@@ -128,13 +129,19 @@ def release(tape: Tape) -> None:
     _drop_references(tape)
     if cython.compiled:
         tape.count = 0
-        if tape.room > _KEPT_BYTES:
+        kept = (
+            tape.room
+            + tape.capacity * cython.sizeof(Splice)
+            + tape.owner_room * cython.sizeof(object_ptr)
+        )
+        if kept > _KEPT_BYTES:
             free(tape.scratch)
             free(tape.splices)
+            free(tape.owners)
             tape.scratch = cython.NULL
             tape.splices = cython.NULL
-            tape.room = 0
-            tape.capacity = 0
+            tape.owners = cython.NULL
+            tape.room = tape.capacity = tape.owner_room = 0
     else:
         tape.splices.clear()
         if tape.room > _KEPT_BYTES:

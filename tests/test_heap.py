@@ -36,6 +36,7 @@ from codec import (
     FrameTooLargeError,
     _peerbench,
     decode,
+    encode,
     from_pb2,
     struct,
     to_pb2,
@@ -411,3 +412,17 @@ def test_a_struct_in_a_cycle_is_collected() -> None:
     gc.collect()
     del trace
     assert gc.collect() >= 2  # the struct and its list, found unreachable
+
+
+@pytest.mark.skipif(not COMPILED, reason="the tape's C memory is the compiled build's")
+def test_a_tape_grown_past_its_limit_gives_its_memory_back() -> None:
+    """The encoder's shared tape keeps at most 1 MiB between encodes (memray sees malloc).
+
+    50,000 strings too long to copy into the tape are 50,000 splices (24 bytes
+    each) and references (8 bytes): 1.6 MB of arrays, all freed once written.
+    """
+    pytest.importorskip("memray")
+    names = struct(_peerbench.Record)(names=["n" * 100] * 50_000)
+    net, peak = _trace_memray(lambda: encode(names))
+    assert peak > 5_000_000  # the 5 MB output and the tape were seen
+    assert net < 64 * KiB

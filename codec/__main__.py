@@ -42,6 +42,7 @@ import asyncio
 import difflib
 import json
 import math
+import os
 import platform
 import re
 import statistics
@@ -320,16 +321,20 @@ def encode(args: argparse.Namespace) -> int:
     message_class = schema.message_class(args.type)
     number = 0  # of the line being encoded
 
-    def messages(stream: BinaryIO) -> Iterator[pb_message.Message]:
+    def payloads(stream: BinaryIO) -> Iterator[bytes]:
         nonlocal number
         for number, line in enumerate(stream, 1):
             if line.strip():  # blank lines separate nothing
-                yield _parse_line(line, number, message_class, schema, args)
+                message = _parse_line(line, number, message_class, schema, args)
+                try:  # map entries in upb's deterministic order, so equal input, equal bytes
+                    yield message.SerializeToString(deterministic=True)
+                except pb_message.EncodeError as exc:  # a proto2 required field is missing
+                    raise EncodeError(str(exc)) from None
 
     out = sys.stdout.buffer
     with open_input(args.input) as stream:
         try:  # the frames of the lines before an error are written
-            codec.write_frames(out, messages(stream), max_frame_size=args.max_frame_size)
+            codec.write_frames(out, payloads(stream), max_frame_size=args.max_frame_size)
         except EncodeError as exc:
             raise CliError(f"line {number}: {type(exc).__name__}: {exc}") from None
         finally:
@@ -730,9 +735,35 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not value > 0:
+    if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
     return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text}")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive number, got {text}")
+    return value
+
+
+def _output_path(text: str) -> str:
+    """A file to write: its directory must exist and be writable, checked before any work."""
+    directory = Path(text).parent
+    if not directory.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: no directory {directory}")
+    if not os.access(directory, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {directory} is not writable")
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: it is a directory")
+    return text
 
 
 def _add_profiler_commands(commands: Any) -> None:
@@ -751,16 +782,17 @@ def _add_profiler_commands(commands: Any) -> None:
         "--seconds", type=_positive_float, default=3.0, help="how long to run (default: 3)"
     )
     demo_parser.add_argument(
-        "--workers", type=int, default=2, metavar="N", help="job worker threads (default: 2)"
+        "--workers", type=_count, default=2, metavar="N", help="job worker threads (default: 2)"
     )
     demo_parser.add_argument(
         "--fps",
-        type=float,
+        type=_rate,
         default=1000,
         help="frames per second the workload aims at; 0 runs flat out (default: 1000)",
     )
     demo_parser.add_argument(
         "--trace",
+        type=_output_path,
         metavar="PATH",
         help="where to write the Chrome trace (default: codec-demo-trace.json in the "
         "temporary directory)",
@@ -835,11 +867,15 @@ def _add_export_options(parser: argparse.ArgumentParser, traced: str, drawn: str
     """``--perfetto`` (writes ``traced``), ``--flame`` and ``--icicle`` (draw ``drawn``)."""
     parser.add_argument(
         "--perfetto",
+        type=_output_path,
         metavar="OUT.pftrace",
         help=f"also write {traced} as a native Perfetto trace (ui.perfetto.dev)",
     )
     parser.add_argument(
-        "--flame", metavar="OUT.svg", help=f"also draw {drawn} as an SVG flame graph"
+        "--flame",
+        type=_output_path,
+        metavar="OUT.svg",
+        help=f"also draw {drawn} as an SVG flame graph",
     )
     parser.add_argument(
         "--icicle",
@@ -885,6 +921,10 @@ def build_parser() -> argparse.ArgumentParser:
             "Errors are one line on stderr and exit status 1. "
             f"'{PROG} COMMAND --help' describes a command."
         ),
+    )
+    core = "compiled core" if codec.COMPILED else "uncompiled source"
+    parser.add_argument(
+        "--version", action="version", version=f"codec {codec.__version__} ({core})"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_profiler_commands(commands)
@@ -997,8 +1037,6 @@ def _fail(command: str, message: str) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at devnull so the interpreter's final flush cannot fail again."""
-    import os
-
     with suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -593,3 +593,32 @@ def test_bench_quick_prints_a_ratio_table() -> None:
         assert expected in names
     ratios = [row[3] for row in rows[1:]]
     assert all(ratio == "baseline" or ratio.endswith("x") for ratio in ratios)
+
+
+def test_encode_writes_maps_in_upbs_deterministic_order(cli: Any, files: Files) -> None:
+    """The same message, its map given in two orders, encodes to the same bytes."""
+    keys = [f"k{i}" for i in range(20)]
+    lines = [
+        json.dumps({"name": "a", "counts": {key: int(key[1:]) for key in order}})
+        for order in (keys, keys[::-1])
+    ]
+    result = cli("encode", *schema_args(files), stdin="\n".join(lines).encode())
+    assert (result.status, result.err) == (0, "")
+    first, second = (bytes(frame) for frame in decode_payloads(result.out))
+    assert first == second
+    expected = Reading(name="a", counts={key: int(key[1:]) for key in keys})
+    assert first == expected.SerializeToString(deterministic=True)
+
+
+def decode_payloads(data: bytes) -> list[memoryview]:
+    decoder = codec.FrameDecoder()
+    decoder.feed(data)
+    return list(decoder)
+
+
+def test_version(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    core = "compiled core" if codec.COMPILED else "uncompiled source"
+    assert capsys.readouterr().out == f"codec {codec.__version__} ({core})\n"

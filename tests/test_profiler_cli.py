@@ -205,3 +205,37 @@ def test_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> N
     assert done.returncode in (1, 2)
     assert re.search(message, done.stderr), done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--workers", "-1"], "--workers: expected 0 or more, got -1"),
+        (["--fps", "-5"], "--fps: expected 0 or a positive number, got -5"),
+        (["--fps", "nan"], "--fps: expected 0 or a positive number, got nan"),
+        (["--seconds", "inf"], "--seconds: expected a positive number, got inf"),
+        (["--trace", "{missing}/t.json"], "--trace: cannot write .*: no directory"),
+        (["--perfetto", "{missing}/t.pftrace"], "--perfetto: cannot write .*: no directory"),
+        (["--flame", "{tmp}"], "--flame: cannot write .*: it is a directory"),
+    ],
+)
+def test_demo_options_are_checked_before_it_runs(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    filled = [a.format(missing=tmp_path / "missing", tmp=tmp_path) for a in args]
+    done = codec_command("demo", "--seconds", "5", *filled, timeout=30)
+    assert done.returncode == 2
+    assert re.search(message, done.stderr), done.stderr
+    assert "serving the stream" not in done.stderr  # refused before anything ran
+
+
+def test_demo_names_its_threads(tmp_path: Path) -> None:
+    svg = tmp_path / "demo.svg"
+    done = codec_command(
+        "demo", "--seconds", "0.3", "--quiet", "--workers", "1",
+        "--trace", str(tmp_path / "demo.json"), "--flame", str(svg),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = "".join(ET.parse(svg).getroot().itertext())
+    assert "main" in text and "job worker 1" in text
+    assert "asyncio" not in text  # the frame loop used to run on an executor's thread

@@ -218,6 +218,23 @@ class DemoResult:
         return "\n".join(lines)
 
 
+def _on_main_thread(run: Callable[[float, float], None], *args: float) -> asyncio.Future[None]:
+    """Run the workload's frame loop on a thread of its own, named "main" (so is its track)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def main() -> None:
+        try:
+            run(*args)
+        except BaseException as exc:  # handed to the awaiting task
+            loop.call_soon_threadsafe(done.set_exception, exc)
+        else:
+            loop.call_soon_threadsafe(done.set_result, None)
+
+    threading.Thread(target=main, name="main", daemon=True).start()
+    return done
+
+
 async def run_demo(
     seconds: float = 3.0,
     *,
@@ -239,7 +256,7 @@ async def run_demo(
         if progress is not None:
             progress(f"serving the stream on {host}:{server.port}")
         async with await connect_viewer(host, server.port) as viewer:
-            producer = asyncio.get_running_loop().run_in_executor(None, workload.run, seconds, fps)
+            producer = _on_main_thread(workload.run, seconds, fps)
             ticker = asyncio.create_task(_report(progress, workload, store, seconds))
             try:
                 while True:

@@ -622,3 +622,23 @@ def test_version(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert exited.value.code == 0
     core = "compiled core" if codec.COMPILED else "uncompiled source"
     assert capsys.readouterr().out == f"codec {codec.__version__} ({core})\n"
+
+
+def test_dump_into_a_reader_that_stops_early_exits_quietly(files: Files) -> None:
+    """``dump ... | head -1``: the broken pipe ends the command with status 1 and no message."""
+    big = files.tmp / "big.bin"
+    big.write_bytes(frames([Reading(ts_ns=i, name="x" * 50) for i in range(20_000)]))
+    command = " ".join(
+        [sys.executable, "-m", "codec", "dump", *map(str, schema_args(files)), str(big)]
+    )
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | head -1; echo status=${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    first, status = done.stdout.splitlines()
+    assert json.loads(first)["name"] == "x" * 50
+    assert (status, done.stderr) == ("status=1", "")

@@ -726,32 +726,25 @@ def _address(text: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
+def _bounded(
+    convert: Callable[[str], float], low: float, low_allowed: bool, expected: str
+) -> Callable[[str], Any]:
+    """An argument type: a finite number above ``low`` (or equal to it, if allowed)."""
+
+    def parse(text: str) -> Any:
+        value = convert(text)
+        if not (math.isfinite(value) and (value > low or (low_allowed and value == low))):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+
+    parse.__name__ = convert.__name__  # argparse names it in "invalid int value: 'x'"
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text}")
-    return value
-
-
-def _rate(text: str) -> float:
-    value = float(text)
-    if not (value >= 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected 0 or a positive number, got {text}")
-    return value
+_positive_int = _bounded(int, 0, False, "a positive number")
+_positive_float = _bounded(float, 0, False, "a positive number")
+_count = _bounded(int, 0, True, "0 or more")
+_rate = _bounded(float, 0, True, "0 or a positive number")
 
 
 def _output_path(text: str) -> str:

@@ -127,14 +127,23 @@ class State:
             self.stream += chunk
             try:
                 if via_buffer:
-                    view = self.decoder.get_buffer(len(chunk))
-                    with view:
-                        view[: len(chunk)] = chunk
-                        self.decoder.buffer_updated(len(chunk))
+                    self._write_through_buffers(chunk)
                 else:
                     self.decoder.feed(chunk)
             except codec.DecodeError as exc:
                 self._fail(exc)
+                return
+
+    def _write_through_buffers(self, chunk: bytes) -> None:
+        """Write ``chunk`` through get_buffer views, which may be shorter than asked."""
+        while True:
+            view = self.decoder.get_buffer(len(chunk))
+            with view:
+                n = min(len(view), len(chunk))
+                view[:n] = chunk[:n]
+                self.decoder.buffer_updated(n)
+            chunk = chunk[n:]
+            if not chunk:
                 return
 
     def take(self) -> None:

@@ -8,7 +8,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
 from codec._struct cimport (
-    FieldPlan, MessagePlan, Struct, _encode_error, _has, _is_present, _lone_surrogate, _sized, _slot,
+    SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct, _encode_error, _has, _is_present, _lone_surrogate, _sized, _slot,
     _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
 )
 from codec._varint cimport varint_size, varint_write, write_le
@@ -77,19 +77,22 @@ cdef int _hold(Tape tape, object owner) except -1
 cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
 cpdef Tape measure(object message)
-@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, bits=uint64_t,
-               unknown=bytes)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, shape=int,
+               bits=uint64_t, unknown=bytes)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
 cdef bint _is_set(Struct message, FieldPlan field) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
+@cython.locals(sub=MessagePlan)
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(start=Py_ssize_t, index=Py_ssize_t, bits=uint64_t)
 cdef int _packed(Tape tape, FieldPlan field, object items) except -1
 cdef void _drop_splices(Tape tape, Py_ssize_t count) noexcept
-@cython.locals(wire_type=int, kind=int, sub=MessagePlan, index=Py_ssize_t)
+@cython.locals(wire_type=int, kind=int, sub=MessagePlan)
 cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth,
                 bint implicit) except -1
+@cython.locals(index=Py_ssize_t)
+cdef int _nested(Tape tape, FieldPlan field, MessagePlan sub, Struct value, int depth) except -1
 @cython.locals(data=data_ptr, size=Py_ssize_t)
 cdef int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
@@ -97,8 +100,7 @@ cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 cdef int _bytes(Tape tape, FieldPlan field, MessagePlan plan, object value,
                 bint implicit) except -1
 cdef object _view_of(FieldPlan field, MessagePlan plan, object value)
-@cython.locals(sub=MessagePlan)
-cdef MessagePlan _sub_plan(FieldPlan field, MessagePlan plan, object value)
+cdef object _not_message(FieldPlan field, MessagePlan plan, object value)
 cdef int _check_sequence(FieldPlan field, MessagePlan plan, object value) except -1
 
 cdef int _map(Tape tape, FieldPlan field, MessagePlan plan, object mapping, int depth) except -1

@@ -48,6 +48,10 @@ from codec.errors import EncodeError
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
     from codec._buffer import copy_bytes
     from codec._struct import (
+        SHAPE_MESSAGE,
+        SHAPE_NUMBER,
+        SHAPE_PACKED,
+        SHAPE_TEXT,
         FieldPlan,
         MessagePlan,
         Struct,
@@ -239,8 +243,14 @@ def _grow_splices(tape: Tape) -> None:
 @cython.returns(cython.Py_ssize_t)
 @cython.exceptval(-1, check=False)
 def _open(tape: Tape) -> int:
-    """Leave the splice of a length prefix; its body is what the tape gets until :func:`_close`."""
-    return _splice(tape, tape.extra, cython.NULL)  # the value holds `extra` until then
+    """Leave a length prefix, room made; its body is what the tape gets until :func:`_close`.
+
+    The prefix takes one scratch byte, and a splice in case the body takes
+    128 bytes or more.
+    """
+    index = _splice(tape, tape.extra, cython.NULL)  # the value holds `extra` until then
+    tape.used += 1
+    return index
 
 
 @cython.cfunc
@@ -249,16 +259,33 @@ def _open(tape: Tape) -> int:
 @cython.returns(cython.void)
 @cython.exceptval(check=False)
 def _close(tape: Tape, index: int) -> None:
-    """Give the length prefix left at ``index`` the size of its body."""
+    """Give the length prefix left at ``index`` the size of its body.
+
+    A body of less than 128 bytes has its size in the prefix's scratch byte,
+    and its splice is forgotten if it is the last one (as it is unless a
+    long string is in the body). A longer body keeps the splice, which is
+    written in place of the scratch byte.
+    """
     if cython.compiled:
         splice = tape.splices + index
-        size = tape.used - splice.at + tape.extra - splice.value
+        size = tape.used - splice.at - 1 + tape.extra - splice.value
         splice.value = size
+        if size < 0x80:
+            tape.scratch[splice.at] = size
+            if index == tape.count - 1:
+                tape.count = index
+        else:
+            tape.extra += varint_size(size) - 1
     else:
         at, extra, _ = tape.splices[index]
-        size = tape.used - at + tape.extra - extra
+        size = tape.used - at - 1 + tape.extra - extra
         tape.splices[index][1] = size
-    tape.extra += varint_size(size)
+        if size < 0x80:
+            tape.scratch[at] = size
+            if index == len(tape.splices) - 1:
+                del tape.splices[index]
+        else:
+            tape.extra += varint_size(size) - 1
 
 
 def _hold(tape: Tape, owner: Any) -> None:
@@ -322,10 +349,17 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         value = _slot(message, field)
         if value is None or (field.implicit and value is field.default):
             continue  # unset, an empty container never used, or an implicit field at zero
-        if field.plain:  # the common case: a singular number
+        shape = field.shape
+        if shape == SHAPE_NUMBER:
             bits = scalar_bits(field, field.kind, value)
             if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
                 _scalar(tape, field, bits)
+        elif shape == SHAPE_TEXT and type(value) is str:
+            _text(tape, field, plan, value, field.implicit)
+        elif shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:
+            _nested(tape, field, field.message, value, depth)
+        elif shape == SHAPE_PACKED and type(value) is list:
+            _packed(tape, field, value)
         else:
             _field(tape, field, plan, value, depth)
     unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
@@ -390,6 +424,12 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
             _check_sequence(field, plan, value)
         if field.packed:
             _packed(tape, field, value)
+        elif field.message is not None:  # messages or groups
+            sub = cython.cast(MessagePlan, field.message)
+            for item in value:
+                if type(item) is not sub.cls:
+                    raise _not_message(field, plan, item)
+                _nested(tape, field, sub, item, depth)
         else:
             for item in value:
                 _value(tape, field, plan, item, depth, False)
@@ -398,14 +438,14 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
 def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     """Put a packed run on the tape: its tag, length prefix and values; nothing if empty."""
     start = tape.used
-    _room(tape, MAX_PREFIX_BYTES)
+    _room(tape, MAX_PREFIX_BYTES + 1)
     tape.used = varint_write(tape.scratch, tape.used, field.tag)
     index = _open(tape)
     for item in items:
         bits = scalar_bits(field, field.kind, item)
         _room(tape, _MAX_SCALAR_BYTES)
         _bits(tape, field, bits)
-    if tape.used == start + field.tag_size:  # no items: nothing is written
+    if tape.used == start + field.tag_size + 1:  # no items: nothing is written
         tape.used = start
         _drop_splices(tape, index)
     else:
@@ -435,17 +475,24 @@ def _value(
             value = _not_text(field, plan, value)
         _bytes(tape, field, plan, value, implicit)
     else:
-        sub = _sub_plan(field, plan, value)
+        sub = cython.cast(MessagePlan, field.message)
+        if type(value) is not sub.cls:
+            raise _not_message(field, plan, value)
+        _nested(tape, field, sub, value, depth)
+
+
+def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth: int) -> None:
+    """Put a message of ``field`` (a struct of ``sub``'s class) and its tag on the tape."""
+    _room(tape, MAX_PREFIX_BYTES + 1)
+    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    if field.kind == GROUP:
+        _message(tape, sub, value, depth + 1)
         _room(tape, MAX_PREFIX_BYTES)
-        tape.used = varint_write(tape.scratch, tape.used, field.tag)
-        if kind == GROUP:
-            _message(tape, sub, value, depth + 1)
-            _room(tape, MAX_PREFIX_BYTES)
-            tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
-        else:
-            index = _open(tape)
-            _message(tape, sub, value, depth + 1)
-            _close(tape, index)
+        tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
+    else:
+        index = _open(tape)
+        _message(tape, sub, value, depth + 1)
+        _close(tape, index)
 
 
 @cython.cfunc
@@ -520,13 +567,11 @@ def _data_of_bytes(value: Any) -> Any:
     return value
 
 
-def _sub_plan(field: FieldPlan, plan: MessagePlan, value: Any) -> MessagePlan:
-    """The plan of a message field's value, which must be a struct of the field's type."""
+def _not_message(field: FieldPlan, plan: MessagePlan, value: Any) -> EncodeError:
+    """The error for a value of a message field that is not a struct of the field's type."""
     sub: MessagePlan = field.message  # type: ignore[assignment]
-    if type(value) is not sub.cls:
-        problem = f"expected {sub.cls.__name__}, not {type(value).__name__}"
-        raise _encode_error(field, plan, problem)
-    return sub
+    problem = f"expected {sub.cls.__name__}, not {type(value).__name__}"
+    return _encode_error(field, plan, problem)
 
 
 def _check_sequence(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
@@ -553,7 +598,7 @@ def _map(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: i
 def _entry(tape: Tape, field: FieldPlan, key: Any, item: Any, depth: int) -> None:
     """Put one map entry on the tape: a message of key and value, both always written."""
     entry: MessagePlan = field.message  # type: ignore[assignment]
-    _room(tape, MAX_PREFIX_BYTES)
+    _room(tape, MAX_PREFIX_BYTES + 1)
     tape.used = varint_write(tape.scratch, tape.used, field.tag)
     index = _open(tape)
     _value(tape, field.map_key, entry, key, depth, False)  # type: ignore[arg-type]
@@ -716,27 +761,29 @@ def _replay(tape: Tape, out: Any, pos: int) -> int:
 
     No Python code runs here, and nothing is read but the tape.
     """
-    done = 0  # scratch bytes written
+    done = 0  # scratch bytes written, or skipped
     if cython.compiled:
         for i in range(tape.count):
             splice = tape.splices + i
             pos = _scratch_copy(tape, out, pos, done, splice.at)
-            done = splice.at
-            if splice.data == cython.NULL:
+            if splice.data == cython.NULL:  # a length prefix, in place of its scratch byte
                 pos = varint_write(out, pos, splice.value)
+                done = splice.at + 1
             else:
                 memcpy(out + pos, splice.data, splice.value)  # data splices are never empty
                 pos += splice.value
+                done = splice.at
         return _scratch_copy(tape, out, pos, done, tape.used)
     for at, value, data in tape.splices:
         copy_bytes(out, pos, tape.scratch[done:at], at - done)
         pos += at - done
-        done = at
         if isinstance(data, (bytes, memoryview)):
             copy_bytes(out, pos, data, value)
             pos += value
+            done = at
         else:  # a length prefix
             pos = varint_write(out, pos, value)
+            done = at + 1
     copy_bytes(out, pos, tape.scratch[done : tape.used], tape.used - done)
     return pos + tape.used - done
 

@@ -149,6 +149,13 @@ cdef extern from *:
     bint codec_below(char *floor) nogil
 
 cdef Py_ssize_t _DIRECT_NUMBERS
+cdef enum:  # FieldPlan.shape
+    SHAPE_NUMBER = 0
+    SHAPE_TEXT = 1
+    SHAPE_MESSAGE = 2
+    SHAPE_PACKED = 3
+    SHAPE_OTHER = 4
+cdef int _shape(int kind, bint repeated, bint packed, int wire_type) noexcept
 cdef str _PLAN_NAME
 cdef MessagePlan _RECENT_PLAN
 
@@ -193,7 +200,8 @@ cdef class FieldPlan:
     cdef readonly str name, label
     cdef readonly int number, kind, wire_type
     cdef readonly Py_ssize_t slot
-    cdef readonly bint repeated, packed, presence, implicit, plain
+    cdef readonly bint repeated, packed, presence, implicit
+    cdef readonly int shape
     cdef readonly str utf8
     cdef readonly object closed_enum, default
     cdef readonly uint64_t tag, end_tag

@@ -63,6 +63,15 @@ _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessageP
 # AddressSanitizer, see _struct.pxd), whatever max_depth allows.
 STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
+
+# How the encoder takes a field (FieldPlan.shape), decided once per field: the
+# first four have a path of their own in its loop, the rest share a general one.
+if not cython.compiled:  # compiled, _struct.pxd declares them
+    SHAPE_NUMBER = 0  # a singular number
+    SHAPE_TEXT = 1  # a singular string
+    SHAPE_MESSAGE = 2  # a singular length-prefixed message
+    SHAPE_PACKED = 3  # a packed repeated number
+    SHAPE_OTHER = 4  # bytes, a group, a map, a repeated string or message
 _RECENT_PLAN: MessagePlan | None = None  # of the struct class constructed last (see _construct)
 
 
@@ -104,7 +113,7 @@ class FieldPlan:
         # holding the default object itself is known to be zero without a look.
         self.implicit = not presence and not repeated
         self.wire_type = natural_wire_type(kind)
-        self.plain = not repeated and self.wire_type in (VARINT, I32, I64)  # a singular number
+        self.shape = _shape(kind, repeated, packed, self.wire_type)
         self.tag = (number << 3) | (LEN if packed else self.wire_type)
         self.tag_size = varint_size(self.tag)
         self.end_tag = (number << 3) | EGROUP
@@ -124,6 +133,18 @@ class FieldPlan:
         self.message = message
         if is_map:
             self.map_key, self.map_value = message.fields_by_slot
+            self.shape = SHAPE_OTHER
+
+
+def _shape(kind: int, repeated: bool, packed: bool, wire_type: int) -> int:
+    """The encoder's path for a field that is not a map (see SHAPE_NUMBER)."""
+    if repeated:
+        return SHAPE_PACKED if packed else SHAPE_OTHER
+    if wire_type in (VARINT, I32, I64):
+        return SHAPE_NUMBER
+    if kind == STRING:
+        return SHAPE_TEXT
+    return SHAPE_MESSAGE if kind == MESSAGE else SHAPE_OTHER
 
 
 class MessagePlan:
@@ -357,7 +378,9 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     message fields take a struct of their type, or None to clear them.
     """
     kind = field.kind
-    plain_integer = field.plain and kind < FLOAT and kind != BOOL and field.closed_enum is None
+    plain_integer = (
+        field.shape == SHAPE_NUMBER and kind < FLOAT and kind != BOOL and field.closed_enum is None
+    )
     if plain_integer and type(value) is int:  # the common case first
         scalar_bits(field, kind, value)  # the range check
         return value

@@ -98,6 +98,7 @@ from schemas.divergences import (
 )
 
 import codec
+from codec import _peerbench
 
 FD = FieldDescriptor
 ALL = all_classes()
@@ -410,6 +411,30 @@ def test_encode_matches_upb_any_type(message: Any) -> None:
     value = codec.from_pb2(message)
     assert codec.encode(value) == message.SerializeToString(deterministic=True)
     assert codec.encoded_size(value) == message.ByteSize()
+
+
+def _boundary_lengths() -> list[int]:
+    # Name lengths that put a Span's body (13 bytes besides the name and its
+    # 1- or 2-byte prefix) on either side of 128 and 16,384 bytes, the sizes
+    # where its length prefix grows; a name longer than 64 bytes is spliced
+    # into the output rather than copied, so both kinds of body are there.
+    return sorted({*range(0, 8), *range(60, 70), *range(105, 125), *range(16_360, 16_380)})
+
+
+@pytest.mark.parametrize("length", _boundary_lengths())
+def test_length_prefixes_at_their_size_boundaries(length: int) -> None:
+    spans = [
+        _peerbench.Span(name="x" * length, tags=[1, 300], window=_peerbench.Interval(end=0.5)),
+        _peerbench.Span(scope_id=1, name="y" * (length // 2)),
+    ]
+    message = _peerbench.Trace(index=1, spans=spans)
+    value = codec.from_pb2(message)
+    expected = message.SerializeToString(deterministic=True)
+    assert codec.encode(value) == expected
+    assert codec.encoded_size(value) == len(expected)
+    encoder = codec.FrameEncoder()
+    encoder.encode(value)
+    assert bytes(encoder.getbuffer()) == _VarintBytes(len(expected)) + expected
 
 
 # --- (b) decode matches upb's parse ---------------------------------------------------

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
 import json
 import math
 import os
@@ -55,10 +54,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf import descriptor_pool, json_format
 from google.protobuf import message as pb_message
 
 import codec
+from codec._descriptor_set import Schema, SchemaError, load_schema
 from codec.errors import CodecError, DecodeError, EncodeError
 
 if TYPE_CHECKING:
@@ -81,140 +81,9 @@ _SIZE_UNITS = {
     "gib": 1 << 30,
 }
 
-# Files a descriptor set may import without holding them: protobuf ships them.
-_WELL_KNOWN_MODULES = (
-    "any_pb2",
-    "api_pb2",
-    "descriptor_pb2",
-    "duration_pb2",
-    "empty_pb2",
-    "field_mask_pb2",
-    "source_context_pb2",
-    "struct_pb2",
-    "timestamp_pb2",
-    "type_pb2",
-    "wrappers_pb2",
-)
-
 
 class CliError(Exception):
     """A failure reported as one line on stderr, with exit status 1."""
-
-
-# --- schemas -------------------------------------------------------------------
-
-
-@dataclass
-class Schema:
-    """The message types of a descriptor set, in a pool of their own."""
-
-    path: str
-    pool: descriptor_pool.DescriptorPool
-    names: list[str]  # full names of every message type, nested ones included
-
-    def message_class(self, type_name: str) -> type[pb_message.Message]:
-        """The google.protobuf class of ``type_name``; close matches in the error if unknown."""
-        name = type_name.lstrip(".")
-        if name not in self.names:
-            raise CliError(self._unknown(name))
-        descriptor = self.pool.FindMessageTypeByName(name)
-        return message_factory.GetMessageClass(descriptor)
-
-    def _unknown(self, name: str) -> str:
-        where = f"no message type {name!r} in {self.path}"
-        if not self.names:
-            return f"{where}; it defines no message types"
-        # Compare last components, case-insensitively: whole names look alike
-        # whenever they share a package, and a package left out or misspelt
-        # still finds its type.
-        by_short: dict[str, list[str]] = {}
-        for n in self.names:
-            by_short.setdefault(n.rpartition(".")[2].lower(), []).append(n)
-        short = name.rpartition(".")[2].lower()
-        suggestions: list[str] = []
-        for key in difflib.get_close_matches(short, by_short, n=5, cutoff=0.7):
-            suggestions += by_short[key]  # best first; an exact match scores 1
-        suggestions = suggestions[:5]
-        if suggestions:
-            return f"{where}; close matches: {', '.join(suggestions)}"
-        listed = ", ".join(self.names[:10]) + (", ..." if len(self.names) > 10 else "")
-        return f"{where}; it defines: {listed}"
-
-
-def load_schema(path: str) -> Schema:
-    """Read a serialized ``FileDescriptorSet`` and build its files into a new pool."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except OSError as exc:
-        raise CliError(f"cannot read descriptor set {path}: {exc.strerror or exc}") from None
-    try:
-        descriptor_set = descriptor_pb2.FileDescriptorSet.FromString(data)
-    except pb_message.DecodeError:
-        descriptor_set = None
-    if descriptor_set is None or not descriptor_set.file:
-        raise CliError(
-            f"{path} is not a serialized FileDescriptorSet "
-            "(write one with: protoc --include_imports --descriptor_set_out=FILE ...)"
-        )
-    files = {file.name: file for file in descriptor_set.file}
-    pool = descriptor_pool.DescriptorPool()
-    added: set[str] = set()
-
-    def add(name: str, importer: str, chain: tuple[str, ...]) -> None:
-        if name in added:
-            return
-        if name in chain:
-            raise CliError(f"{path}: circular imports: {' -> '.join((*chain, name))}")
-        file = files.get(name) or _well_known_file(name)
-        if file is None:
-            raise CliError(
-                f"{path}: {importer} imports {name}, which the set does not hold "
-                "(write the set with protoc --include_imports)"
-            )
-        for dependency in file.dependency:
-            add(dependency, name, (*chain, name))
-        try:
-            pool.Add(file)
-        except Exception as exc:  # upb raises TypeError, the Python backend others
-            raise CliError(f"{path}: cannot build {name}: {exc}") from None
-        added.add(name)
-
-    for name in files:
-        add(name, path, ())
-    names = sorted(
-        full
-        for file in descriptor_set.file
-        for message in file.message_type
-        for full in _message_names(file.package, message)
-    )
-    return Schema(path, pool, names)
-
-
-def _well_known_file(name: str) -> descriptor_pb2.FileDescriptorProto | None:
-    """A file that protobuf itself ships (``google/protobuf/*.proto``), or None."""
-    if not name.startswith("google/protobuf/"):
-        return None
-    import importlib
-
-    for module in _WELL_KNOWN_MODULES:  # each registers its file in the default pool
-        importlib.import_module(f"google.protobuf.{module}")
-    try:
-        found = descriptor_pool.Default().FindFileByName(name)
-    except KeyError:
-        return None
-    proto = descriptor_pb2.FileDescriptorProto()
-    found.CopyToProto(proto)
-    return proto
-
-
-def _message_names(scope: str, message: descriptor_pb2.DescriptorProto) -> Iterator[str]:
-    if message.options.map_entry:
-        return
-    full = f"{scope}.{message.name}" if scope else message.name
-    yield full
-    for nested in message.nested_type:
-        yield from _message_names(full, nested)
 
 
 # --- input and output ------------------------------------------------------------
@@ -1006,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--messages must be at least 1")
     try:
         return int(args.handler(args))
-    except CliError as exc:
+    except (CliError, SchemaError) as exc:
         return _fail(args.command, str(exc))
     except CodecError as exc:  # a bad profiler stream in record or view
         return _fail(args.command, f"{type(exc).__name__}: {exc}")

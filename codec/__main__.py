@@ -42,15 +42,11 @@ import asyncio
 import json
 import math
 import os
-import platform
 import re
-import statistics
 import subprocess
 import sys
-import timeit
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -242,203 +238,32 @@ def _parse_line(
 # --- bench ---------------------------------------------------------------------
 
 
-@dataclass
-class _Case:
-    group: str
-    name: str
-    run: Callable[[], object]
-    baseline: bool = False
-    target: str = ""
-    seconds: list[float] = field(default_factory=list)  # per call, one per round
-
-
-def _bench_cases(messages: list[Any]) -> list[_Case]:
-    """The timed calls, each over the whole batch, checked against the naive results."""
-    from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
-    from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
-
-    from codec._peerbench import Sample
-
-    sample_struct = codec.struct(Sample)
-    structs = [codec.from_pb2(message) for message in messages]
-    payloads = [message.SerializeToString() for message in messages]
-
-    def naive_encode() -> bytearray:
-        out = bytearray()
-        for message in messages:
-            payload = message.SerializeToString()
-            out += _VarintBytes(len(payload))
-            out += payload
-        return out
-
-    def serialize_only() -> None:
-        for message in messages:
-            message.SerializeToString()
-
-    encoder = codec.FrameEncoder()
-
-    def codec_encode(batch: list[Any]) -> Callable[[], codec.FrameEncoder]:
-        def run() -> codec.FrameEncoder:
-            encoder.clear()
-            encode_one = encoder.encode
-            for item in batch:
-                encode_one(item)
-            return encoder
-
-        return run
-
-    stream = bytes(naive_encode())
-
-    def naive_split() -> list[bytes]:
-        frames = []
-        pos, end = 0, len(stream)
-        while pos < end:
-            size, pos = _DecodeVarint32(stream, pos)
-            frames.append(stream[pos : pos + size])
-            pos += size
-        return frames
-
-    def codec_split() -> list[Any]:
-        decoder = codec.FrameDecoder()
-        decoder.feed(stream)
-        return list(decoder)
-
-    def naive_decode() -> list[Any]:
-        decoded = []
-        for payload in naive_split():
-            message = Sample()
-            message.ParseFromString(payload)
-            decoded.append(message)
-        return decoded
-
-    def parse_only() -> list[Any]:
-        decoded = []
-        for payload in payloads:
-            message = Sample()
-            message.ParseFromString(payload)
-            decoded.append(message)
-        return decoded
-
-    def codec_decode(message_type: Any) -> Callable[[], list[Any]]:
-        def run() -> list[Any]:
-            decoder = codec.FrameDecoder(message_type=message_type)
-            decoder.feed(stream)
-            return list(decoder)
-
-        return run
-
-    def encoded(run: Callable[[], codec.FrameEncoder]) -> bytes:
-        with run().getbuffer() as pending:
-            return bytes(pending)
-
-    checks = {
-        "naive encode": naive_encode() == stream,
-        "FrameEncoder.encode(pb2)": encoded(codec_encode(messages)) == stream,
-        "FrameEncoder.encode(struct)": encoded(codec_encode(structs)) == stream,
-        "FrameDecoder split": codec_split() == payloads,
-        "naive split": naive_split() == payloads,
-        "FrameDecoder(pb2)": codec_decode(Sample)() == messages,
-        "FrameDecoder(struct)": codec_decode(sample_struct)() == structs,
-        "naive decode": naive_decode() == messages,
-    }
-    wrong = [name for name, ok in checks.items() if not ok]
-    if wrong:
-        raise CliError(f"wrong output, nothing timed: {', '.join(wrong)}")
-    encoder.clear()
-
-    naive = "SerializeToString+_VarintBytes+bytearray loop"
-    return [
-        _Case("encode", naive, naive_encode, baseline=True),
-        _Case("encode", "upb SerializeToString alone (no framing)", serialize_only),
-        _Case(
-            "encode", "FrameEncoder.encode(pb2 message)", codec_encode(messages), target=">=2.5x"
-        ),
-        _Case("encode", "FrameEncoder.encode(struct)", codec_encode(structs), target=">=8x"),
-        _Case("split", "_DecodeVarint32+slice loop", naive_split, baseline=True),
-        _Case("split", "FrameDecoder frames (memoryview)", codec_split, target=">=10x"),
-        _Case("decode", "naive split + ParseFromString", naive_decode, baseline=True),
-        _Case("decode", "upb ParseFromString alone (no framing)", parse_only),
-        _Case("decode", "FrameDecoder(message_type=pb2)", codec_decode(Sample)),
-        _Case(
-            "decode",
-            "FrameDecoder(message_type=struct)",
-            codec_decode(sample_struct),
-            target=">= parse alone",
-        ),
-    ]
-
-
-def _measure(cases: list[_Case], rounds: int, min_round: float) -> None:
-    """Time every case ``rounds`` times, interleaved, each round at least ``min_round`` s."""
-    loops = {}
-    for case in cases:  # warm up and calibrate
-        timer = timeit.Timer(case.run)
-        once = max(timer.timeit(1), timer.timeit(1), 1e-9)
-        loops[case.name] = max(1, math.ceil(min_round / once))
-    for _ in range(rounds):
-        for case in cases:
-            number = loops[case.name]
-            case.seconds.append(timeit.Timer(case.run).timeit(number) / number)
-
-
-def _bench_table(cases: list[_Case], ops: int) -> list[str]:
-    header = ("group", "name", "ns/msg", "x baseline", "(median)", "target")
-    rows = [header]
-    for group in dict.fromkeys(case.group for case in cases):
-        members = [case for case in cases if case.group == group]
-        base = next(case for case in members if case.baseline)
-        base_best, base_median = min(base.seconds), statistics.median(base.seconds)
-        for case in members:
-            best, median = min(case.seconds), statistics.median(case.seconds)
-            rows.append(
-                (
-                    group,
-                    case.name,
-                    f"{best * 1e9 / ops:,.1f}",
-                    "baseline" if case.baseline else f"{base_best / best:.2f}x",
-                    "" if case.baseline else f"({base_median / median:.2f}x)",
-                    case.target,
-                )
-            )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            cell.rjust(width) if column in (2, 3, 4) else cell.ljust(width)
-            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append(" | ".join(cells).rstrip())
-        if index == 0:
-            lines.append("-+-".join("-" * width for width in widths))
-    return lines
+# The columns of the ratio table, after group and name.
+_BENCH_COLUMNS = ("ns/msg", "x baseline", "(median)", "target")
 
 
 def bench(args: argparse.Namespace) -> int:
     """Print same-run ratios of codec against the naive loops, or run benches/."""
     if args.suite:
         return _run_suite()
-    from google.protobuf import __version__ as protobuf_version
-    from google.protobuf.internal import api_implementation
-
-    from codec._peerbench import samples
+    from codec import _peerbench
 
     rounds, min_round = (3, 0.002) if args.quick else (7, 0.05)
-    messages = samples(args.messages)
-    size = sum(message.ByteSize() for message in messages) / len(messages)
-    cases = _bench_cases(messages)
-    build = "compiled build" if codec.COMPILED else "pure-Python build; targets are for compiled"
+    corpus = _peerbench.sample_corpus(args.messages)
+    ops = len(corpus.messages)
+    size = sum(map(len, corpus.payloads)) / ops
+    cases = _peerbench.bench_cases(corpus)
+    wrong = [case.name for case in cases if not case.is_right()]
+    if wrong:
+        raise CliError(f"wrong output, nothing timed: {', '.join(wrong)}")
     print(
-        f"codec bench: {len(messages)} codec._peerbench.Sample records (~{size:.0f} bytes each), "
+        f"codec bench: {ops} codec._peerbench.Sample records (~{size:.0f} bytes each), "
         f"{rounds} rounds{' (--quick)' if args.quick else ''}, timeit (garbage collector off)"
     )
-    print(
-        f"codec.COMPILED = {codec.COMPILED} ({build}); protobuf {protobuf_version} "
-        f"({api_implementation.Type()} backend); Python {platform.python_version()} "
-        f"on {platform.machine() or 'unknown machine'}"
-    )
+    print(_peerbench.describe_build())
     print(flush=True)
-    _measure(cases, rounds, min_round)
-    for line in _bench_table(cases, len(messages)):
+    _peerbench.measure(cases, rounds, min_round)
+    for line in _peerbench.ratio_table([case.timing(ops) for case in cases], _BENCH_COLUMNS):
         print(line)
     print()
     print(

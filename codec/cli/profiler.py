@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 
 def demo(args: argparse.Namespace) -> int:
+    """Profile the demo workload, stream it to a viewer here, print what it measured."""
     from codec.profiler.demo import DEFAULT_TRACE, run_demo
 
     _check_flame_options(args)
@@ -75,6 +76,7 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def record(args: argparse.Namespace) -> int:
+    """Save the stream of a profile server to a file, with a keyframe every N frames."""
     from codec.profiler.transport import record as record_stream
 
     host, port = args.address
@@ -101,6 +103,7 @@ def record(args: argparse.Namespace) -> int:
 
 
 def view(args: argparse.Namespace) -> int:
+    """Print the top scopes of a recorded profile, and write the exports asked for."""
     from codec.profiler import Frame, Registry, read_capture
     from codec.profiler.viewer import FrameStore, format_summary, write_chrome_trace
 

@@ -14,14 +14,13 @@ splitting >= 10x the ``_DecodeVarint32`` + slice loop.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import peers
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
+from codec._peerbench import codec_decode, codec_encode, codec_split, codec_write
 
 CORPUS = peers.sample_corpus(1000)
 OPS = len(CORPUS.messages)
@@ -32,38 +31,6 @@ def test_corpus_is_representative() -> None:
     assert 30 <= sum(sizes) / len(sizes) <= 40
     assert len(peers.sample().SerializeToString()) in range(30, 41)
     assert peers.sample_corpus(10) == peers.sample_corpus(10)  # deterministic
-
-
-def codec_encode(encoder: codec.FrameEncoder, messages: list[Any]) -> codec.FrameEncoder:
-    """FrameEncoder.encode of each message into one warm, cleared encoder."""
-    encoder.clear()
-    encode = encoder.encode
-    for message in messages:
-        encode(message)
-    return encoder
-
-
-def codec_write(encoder: codec.FrameEncoder, payloads: list[bytes]) -> codec.FrameEncoder:
-    """FrameEncoder.write of each ready payload into one warm, cleared encoder."""
-    encoder.clear()
-    write = encoder.write
-    for payload in payloads:
-        write(payload)
-    return encoder
-
-
-def codec_split(stream: bytes) -> list[memoryview]:
-    """A FrameDecoder fed the whole stream, frames collected as memoryviews."""
-    decoder = codec.FrameDecoder()
-    decoder.feed(stream)
-    return list(decoder)
-
-
-def codec_decode(stream: bytes) -> list[Any]:
-    """A FrameDecoder(message_type=Sample) fed the whole stream, messages collected."""
-    decoder = codec.FrameDecoder(message_type=peers.Sample)
-    decoder.feed(stream)
-    return list(decoder)
 
 
 # --- encode -----------------------------------------------------------------
@@ -127,7 +94,7 @@ def test_codec_split(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="framing-decode-pb2-1000")
 def test_codec_decode(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = OPS
-    assert benchmark(codec_decode, CORPUS.stream) == CORPUS.messages
+    assert benchmark(codec_decode, CORPUS.stream, peers.Sample) == CORPUS.messages
 
 
 @pytest.mark.benchmark(group="framing-split-1000")

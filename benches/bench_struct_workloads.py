@@ -24,11 +24,11 @@ from typing import Any
 import msgspec
 import peers
 import pytest
-from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
 from codec import _peerbench
+from codec._peerbench import codec_decode, codec_encode, naive_prefix_concat
 
 # --- the data, as pb2 messages, structs and msgspec Structs ---------------------------------
 
@@ -96,10 +96,10 @@ TraceStruct = type(TRACE_STRUCT)
 
 RECORDS = _peerbench.records(1000)
 RECORD_PAYLOADS = [m.SerializeToString() for m in RECORDS]
-RECORD_STREAM = b"".join(_VarintBytes(len(p)) + p for p in RECORD_PAYLOADS)
+RECORD_STREAM = bytes(naive_prefix_concat(RECORD_PAYLOADS))
 # codec writes map entries in upb's deterministic order; SerializeToString() need not.
 DETERMINISTIC = [m.SerializeToString(deterministic=True) for m in RECORDS]
-RECORD_DETERMINISTIC_STREAM = b"".join(_VarintBytes(len(p)) + p for p in DETERMINISTIC)
+RECORD_DETERMINISTIC_STREAM = bytes(naive_prefix_concat(DETERMINISTIC))
 RECORD_STRUCTS = [codec.from_pb2(m) for m in RECORDS]
 RecordStruct = codec.struct(_peerbench.Record)
 RECORD_MSGSPEC = [
@@ -167,12 +167,6 @@ RECORD_MSGSPEC_DECODER = msgspec.msgpack.Decoder(Record)
 MSGPACK = msgspec.msgpack.Encoder()
 
 
-def framed_decode(stream: bytes, message_type: Any) -> list[Any]:
-    decoder = codec.FrameDecoder(message_type=message_type)
-    decoder.feed(stream)
-    return list(decoder)
-
-
 # --- W1: decode + read every field ----------------------------------------------------------
 
 
@@ -186,7 +180,7 @@ def test_w1_upb_decode_read(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w1-decode-read-1000")
 def test_w1_codec_decode_read(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = 1000
-    run = lambda: read_samples(framed_decode(SAMPLES.stream, SampleStruct))  # noqa: E731
+    run = lambda: read_samples(codec_decode(SAMPLES.stream, SampleStruct))  # noqa: E731
     assert benchmark(run) == SAMPLE_TOTAL
 
 
@@ -263,15 +257,8 @@ def test_w3_upb_encode(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w3-encode-1000")
 def test_w3_codec_encode(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = 1000
-    encoder = codec.FrameEncoder()
-
-    def run() -> codec.FrameEncoder:
-        encoder.clear()
-        for message in RECORD_STRUCTS:
-            encoder.encode(message)
-        return encoder
-
-    assert bytes(benchmark(run).getbuffer()) == RECORD_DETERMINISTIC_STREAM
+    encoder = benchmark(codec_encode, codec.FrameEncoder(), RECORD_STRUCTS)
+    assert bytes(encoder.getbuffer()) == RECORD_DETERMINISTIC_STREAM
 
 
 @pytest.mark.benchmark(group="w3-encode-1000")
@@ -298,7 +285,7 @@ def test_w3_upb_decode_read(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w3-decode-read-1000")
 def test_w3_codec_decode_read(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = 1000
-    run = lambda: read_records(framed_decode(RECORD_STREAM, RECORD_DECODER))  # noqa: E731
+    run = lambda: read_records(codec_decode(RECORD_STREAM, RECORD_DECODER))  # noqa: E731
     assert benchmark(run) == RECORD_TOTAL
 
 
@@ -319,7 +306,7 @@ def test_w3_upb_decode_only(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w3-decode-only-1000")
 def test_w3_codec_decode_only(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = 1000
-    assert benchmark(framed_decode, RECORD_STREAM, RECORD_DECODER) == RECORD_STRUCTS
+    assert benchmark(codec_decode, RECORD_STREAM, RECORD_DECODER) == RECORD_STRUCTS
 
 
 @pytest.mark.benchmark(group="w3-decode-only-1000")

@@ -21,6 +21,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
 from codec import _peerbench
+from codec._peerbench import codec_decode, codec_encode
 
 CORPUS = peers.sample_corpus(1000)
 OPS = len(CORPUS.messages)
@@ -37,22 +38,6 @@ FRAME = _peerbench.Frame(
 )
 FRAME_STRUCT = codec.from_pb2(FRAME)
 FRAME_BYTES = FRAME.SerializeToString()
-
-
-def codec_encode_structs(encoder: codec.FrameEncoder, structs: list[Any]) -> codec.FrameEncoder:
-    """FrameEncoder.encode of each struct into one warm, cleared encoder."""
-    encoder.clear()
-    encode = encoder.encode
-    for struct in structs:
-        encode(struct)
-    return encoder
-
-
-def codec_decode_structs(stream: bytes) -> list[Any]:
-    """A FrameDecoder(message_type=<struct class>) fed the whole stream, structs collected."""
-    decoder = codec.FrameDecoder(message_type=SampleStruct)
-    decoder.feed(stream)
-    return list(decoder)
 
 
 # --- encode -----------------------------------------------------------------
@@ -73,7 +58,7 @@ def test_serialize_only(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="structs-encode-1000")
 def test_codec_encode_structs(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = OPS
-    encoder = benchmark(codec_encode_structs, codec.FrameEncoder(), STRUCTS)
+    encoder = benchmark(codec_encode, codec.FrameEncoder(), STRUCTS)
     assert bytes(encoder.getbuffer()) == CORPUS.stream
 
 
@@ -97,7 +82,7 @@ def test_parse_only(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="structs-decode-1000")
 def test_codec_decode_structs(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = OPS
-    assert benchmark(codec_decode_structs, CORPUS.stream) == STRUCTS
+    assert benchmark(codec_decode, CORPUS.stream, SampleStruct) == STRUCTS
 
 
 # --- a nested frame of 1000 events ---------------------------------------------

@@ -26,11 +26,12 @@ Conventions for benchmark functions (read by the ratio table):
   ``benchmark.extra_info["ops"] = len(batch)``; times and ratios are per op
   (default 1), so a group may mix batch and single-item calls.
 
-At the end of the session the table prints, for each group, each benchmark's
+At the end of the session the table (``codec._peerbench.ratio_table``, the
+one ``python -m codec bench`` prints) shows, for each group, each benchmark's
 mean ns per op and how many times faster it is than the group's baseline
-(``baseline mean / mean``, > 1 is faster), plus the same ratio by minimum
-times, which a busy machine disturbs less (when the two disagree, the run was
-noisy). Every figure comes from this run's measurements
+(``baseline mean / mean``, > 1 is faster), plus in parentheses the same ratio
+by minimum times, which a busy machine disturbs less (when the two disagree,
+the run was noisy). Every figure comes from this run's measurements
 (``benchmark.stats.stats``); nothing is read from saved runs. The header tells
 whether the compiled build of codec is loaded (``codec.COMPILED``).
 
@@ -42,29 +43,18 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import platform
 import shlex
 from collections.abc import Generator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf.internal import api_implementation
 
-import codec
+from codec._peerbench import Timing, describe_build, ratio_table
 
-
-@dataclass(frozen=True)
-class _Result:
-    group: str
-    name: str
-    mean_ns: float  # per op
-    min_ns: float  # per op
-    baseline: bool
-
-
-_RESULTS = pytest.StashKey[list[_Result]]()
+_RESULTS = pytest.StashKey[list[Timing]]()
+# The columns of the ratio table, after group and name.
+_COLUMNS = ("mean ns/op", "x faster than baseline", "(by min)", "note")
 
 # pytest-benchmark's default round of 5 us lets calibration settle on one call
 # per round when the first (cold) call is slow; each round of a ~100 ns call
@@ -111,60 +101,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     if stats is not None and stats.stats.rounds:
         ops = stats.extra_info.get("ops", 1)
         item.config.stash.setdefault(_RESULTS, []).append(
-            _Result(
+            Timing(
                 group=stats.group or "(no group)",
                 name=stats.name,
-                mean_ns=stats.stats.mean * 1e9 / ops,
-                min_ns=stats.stats.min * 1e9 / ops,
+                ns=stats.stats.mean * 1e9 / ops,
+                other_ns=stats.stats.min * 1e9 / ops,
                 baseline=bool(stats.extra_info.get("baseline", False)),
             )
         )
     return result
-
-
-def _ratio(base: float | None, value: float) -> str:
-    return "-" if base is None else f"{base / value:.2f}x"
-
-
-def _table(results: list[_Result]) -> list[str]:
-    """The ratio table, one block of rows per group, fastest first."""
-    groups: dict[str, list[_Result]] = {}
-    for result in results:
-        groups.setdefault(result.group, []).append(result)
-    header = ("group", "name", "mean ns/op", "x faster than baseline", "(by min)", "")
-    rows = [header]
-    for group in sorted(groups):
-        members = sorted(groups[group], key=lambda r: r.mean_ns)
-        baselines = [r for r in members if r.baseline]
-        base_mean: float | None = None
-        base_min: float | None = None
-        if len(baselines) == 1:
-            base_mean, base_min, note = baselines[0].mean_ns, baselines[0].min_ns, ""
-        else:
-            note = "no baseline in group" if not baselines else "several baselines in group"
-        for r in members:
-            rows.append(
-                (
-                    group,
-                    r.name,
-                    f"{r.mean_ns:,.1f}",
-                    _ratio(base_mean, r.mean_ns),
-                    _ratio(base_min, r.min_ns),
-                    "baseline" if r.baseline else note,
-                )
-            )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    right = {2, 3, 4}  # numbers
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append(" | ".join(cells).rstrip())
-        if index == 0:
-            lines.append("-+-".join("-" * w for w in widths))
-    return lines
 
 
 @pytest.hookimpl(trylast=True)
@@ -173,15 +118,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if config.option.collectonly:
         return
     results = config.stash.get(_RESULTS, [])
-    build = "compiled build" if codec.COMPILED else "pure-Python build: not what targets mean"
     terminalreporter.write_sep("=", "codec ratio table (same run)")
     terminalreporter.write_line(
-        f"codec.COMPILED = {codec.COMPILED} ({build}); protobuf backend: "
-        f"{api_implementation.Type()}; Python {platform.python_version()}; "
-        f"min round {config.getoption('benchmark_min_time', '?')} s"
+        f"{describe_build()}; min round {config.getoption('benchmark_min_time', '?')} s"
     )
     if not results:
         terminalreporter.write_line("no benchmark results (disabled, skipped or none selected)")
         return
-    for line in _table(results):
+    by_group_fastest_first = sorted(results, key=lambda timing: (timing.group, timing.ns))
+    for line in ratio_table(by_group_fastest_first, _COLUMNS):
         terminalreporter.write_line(line)

@@ -29,15 +29,10 @@ import peers
 
 import codec
 from codec import _peerbench
+from codec._peerbench import codec_decode, codec_encode
 
 ENCODER = codec.FrameEncoder()
 MSGSPEC_RECORDS = s.construct_all(s.SampleRecord)
-
-
-def _framed_encode(structs: list[object]) -> None:
-    ENCODER.clear()
-    for struct in structs:
-        ENCODER.encode(struct)
 
 
 def _msgpack_framed(objects: list[object]) -> None:
@@ -50,7 +45,7 @@ def _msgpack_framed(objects: list[object]) -> None:
 ROWS: dict[str, dict[str, Callable[[], object]]] = {
     "W1 encode": {
         "upb": lambda: peers.naive_encode(s.CORPUS.messages),
-        "codec": lambda: _framed_encode(s.STRUCTS),
+        "codec": lambda: codec_encode(ENCODER, s.STRUCTS),
         "msgspec": lambda: peers.msgspec_encode_into(s.CORPUS.records, w.MSGPACK),
     },
     "W2 encode": {
@@ -60,12 +55,12 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
     },
     "W3 encode": {
         "upb": lambda: peers.naive_encode(w.RECORDS),
-        "codec": lambda: _framed_encode(w.RECORD_STRUCTS),
+        "codec": lambda: codec_encode(ENCODER, w.RECORD_STRUCTS),
         "msgspec": lambda: _msgpack_framed(w.RECORD_MSGSPEC),
     },
     "W1 decode + read": {
         "upb": lambda: w.read_samples(peers.naive_decode(w.SAMPLES.stream)),
-        "codec": lambda: w.read_samples(w.framed_decode(w.SAMPLES.stream, w.SampleStruct)),
+        "codec": lambda: w.read_samples(codec_decode(w.SAMPLES.stream, w.SampleStruct)),
         "msgspec": lambda: w.read_samples([w.SAMPLE_DECODER.decode(p) for p in w.SAMPLE_MSGPACK]),
     },
     "W2 decode + read": {
@@ -74,8 +69,8 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "msgspec": lambda: w.read_trace(w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK)),
     },
     "W3 decode + read": {
-        "upb": lambda: w.read_records(w.framed_decode(w.RECORD_STREAM, _peerbench.Record)),
-        "codec": lambda: w.read_records(w.framed_decode(w.RECORD_STREAM, w.RECORD_DECODER)),
+        "upb": lambda: w.read_records(codec_decode(w.RECORD_STREAM, _peerbench.Record)),
+        "codec": lambda: w.read_records(codec_decode(w.RECORD_STREAM, w.RECORD_DECODER)),
         "msgspec": lambda: w.read_records(
             [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK]
         ),
@@ -87,7 +82,7 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
     },
     "W3 decode only": {
         "upb": lambda: peers.naive_decode(w.RECORD_STREAM, _peerbench.Record),
-        "codec": lambda: w.framed_decode(w.RECORD_STREAM, w.RECORD_DECODER),
+        "codec": lambda: codec_decode(w.RECORD_STREAM, w.RECORD_DECODER),
         "msgspec": lambda: [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK],
     },
     "construct 1000 x 4 fields": {

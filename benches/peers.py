@@ -6,14 +6,20 @@ benchmark divides by ``len(batch)`` for a per-message time (record it as
 ``benchmark.extra_info["ops"]``, see ``conftest.py``). Nothing here is timed
 on its own: benchmark files call these functions inside ``benchmark(...)``.
 
+The peers that need nothing but protobuf live in :mod:`codec._peerbench`,
+which ``python -m codec bench`` times too, and are re-exported here:
+
 * the naive framed encode loop (``SerializeToString`` + ``_VarintBytes`` +
   ``bytearray +=``) and its prefix+concat half for ready payloads;
 * the naive frame split loop (``_DecodeVarint32`` + slicing) and the naive
   typed decode (split + ``ParseFromString``);
+* upb ``SerializeToString()`` alone and ``ParseFromString()`` alone.
+
+Defined here, as they need more than the package does:
+
 * ``delimited-protobuf`` 1.0 (its API is ``delimited_protobuf.write(stream,
   msg)`` and ``read(stream, cls)`` over a ``BytesIO``; ``write`` calls
   ``ByteSize()`` then ``SerializeToString()``, so upb serializes twice);
-* upb ``SerializeToString()`` alone and ``ParseFromString()`` alone;
 * msgspec's msgpack ``Encoder.encode_into`` of the equivalent tuple, the
   speed reference.
 
@@ -28,19 +34,27 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import delimited_protobuf  # type: ignore[import-untyped]
 import msgspec
-from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
-from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 
-from codec._peerbench import Sample, sample, samples
+from codec._peerbench import (
+    Corpus,
+    Sample,
+    SampleTuple,
+    naive_decode,
+    naive_encode,
+    naive_prefix_concat,
+    naive_split,
+    parse_only,
+    sample,
+    sample_corpus,
+    serialize_only,
+)
 
 __all__ = [
     "Corpus",
-    "Record",
     "Sample",
     "delimited_decode",
     "delimited_encode",
@@ -55,49 +69,6 @@ __all__ = [
     "serialize_only",
 ]
 
-# (ts_ns, scope_id, value, name): the tuple msgspec encodes in place of a Sample.
-Record = tuple[int, int, int, str]
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """A batch of Sample messages in every form the peers take."""
-
-    messages: list[Any]  # Sample instances
-    payloads: list[bytes]  # their SerializeToString()
-    records: list[Record]  # the equivalent tuples, for msgspec
-    stream: bytes  # the naive-framed concatenation: varint(len) + payload, per message
-
-
-def sample_corpus(n: int = 1000, seed: int = 2024) -> Corpus:
-    """``n`` Sample messages with varied, deterministic values, and their framed stream."""
-    messages = samples(n, seed)
-    payloads = [message.SerializeToString() for message in messages]
-    records = [(m.ts_ns, m.scope_id, m.value, m.name) for m in messages]
-    return Corpus(messages, payloads, records, bytes(naive_prefix_concat(payloads)))
-
-
-# --- encode ----------------------------------------------------------------
-
-
-def naive_encode(messages: Sequence[Any]) -> bytearray:
-    """Naive framed encode: SerializeToString + _VarintBytes(len) + bytearray += of both."""
-    out = bytearray()
-    for message in messages:
-        payload = message.SerializeToString()
-        out += _VarintBytes(len(payload))
-        out += payload
-    return out
-
-
-def naive_prefix_concat(payloads: Sequence[bytes]) -> bytearray:
-    """Naive framing of ready payloads: _VarintBytes(len) + bytearray += of both."""
-    out = bytearray()
-    for payload in payloads:
-        out += _VarintBytes(len(payload))
-        out += payload
-    return out
-
 
 def delimited_encode(messages: Sequence[Any]) -> bytes:
     """delimited-protobuf framed encode (ByteSize + SerializeToString) into a BytesIO."""
@@ -107,44 +78,15 @@ def delimited_encode(messages: Sequence[Any]) -> bytes:
     return stream.getvalue()
 
 
-def serialize_only(messages: Sequence[Any]) -> None:
-    """upb SerializeToString() alone, result discarded: the floor for framing pb2 messages."""
-    for message in messages:
-        message.SerializeToString()
-
-
-def msgspec_encode_into(records: Sequence[Record], encoder: msgspec.msgpack.Encoder) -> bytearray:
+def msgspec_encode_into(
+    records: Sequence[SampleTuple], encoder: msgspec.msgpack.Encoder
+) -> bytearray:
     """msgspec msgpack Encoder.encode_into of each tuple, appended to one bytearray."""
     out = bytearray()
     encode_into = encoder.encode_into
     for record in records:
         encode_into(record, out, -1)
     return out
-
-
-# --- decode ----------------------------------------------------------------
-
-
-def naive_split(stream: bytes) -> list[bytes]:
-    """Naive frame split: _DecodeVarint32 for each prefix, then a bytes slice of the body."""
-    frames = []
-    pos = 0
-    end = len(stream)
-    while pos < end:
-        size, pos = _DecodeVarint32(stream, pos)
-        frames.append(stream[pos : pos + size])
-        pos += size
-    return frames
-
-
-def naive_decode(stream: bytes, message_class: Any = Sample) -> list[Any]:
-    """Naive typed decode: naive_split, then message_class() + ParseFromString per frame."""
-    messages = []
-    for payload in naive_split(stream):
-        message = message_class()
-        message.ParseFromString(payload)
-        messages.append(message)
-    return messages
 
 
 def delimited_decode(stream: bytes, message_class: Any = Sample) -> list[Any]:
@@ -154,15 +96,5 @@ def delimited_decode(stream: bytes, message_class: Any = Sample) -> list[Any]:
     messages = []
     read = delimited_protobuf.read
     while (message := read(source, message_class)) is not None:
-        messages.append(message)
-    return messages
-
-
-def parse_only(payloads: Sequence[bytes], message_class: Any = Sample) -> list[Any]:
-    """upb message_class() + ParseFromString() alone on ready payloads: the decode floor."""
-    messages = []
-    for payload in payloads:
-        message = message_class()
-        message.ParseFromString(payload)
         messages.append(message)
     return messages

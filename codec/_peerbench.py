@@ -1,20 +1,49 @@
-"""The benchmark records of ``peerbench.proto`` as google.protobuf classes, built without protoc.
+"""The benchmark workloads, the peers codec is timed against, and the same-run ratio table.
 
-``Sample`` is the ~35-byte telemetry record of the performance targets
-(``uint64 ts_ns, uint32 scope_id, sint64 value, string name``); ``Event`` and
-``Frame`` add nesting and a packed repeated field; ``Blob`` holds one large
-``bytes`` field. ``Trace`` (of ``Span`` and ``Interval``) and ``Record`` are
-the nested and the map-heavy workloads of the struct benchmarks (W2, W3).
-The file descriptor is written out field by field here, so neither the
-package nor its tests need ``protoc`` or generated ``_pb2`` files.
+One module for ``python -m codec bench`` and the pytest-benchmark suite of
+``benches/``, so both time the same jobs the same way and print one table.
+
+The records of ``peerbench.proto``, as google.protobuf classes built without
+protoc: ``Sample`` is the ~35-byte telemetry record of the performance
+targets (``uint64 ts_ns, uint32 scope_id, sint64 value, string name``);
+``Event`` and ``Frame`` add nesting and a packed repeated field; ``Blob``
+holds one large ``bytes`` field. ``Trace`` (of ``Span`` and ``Interval``)
+and ``Record`` are the nested and the map-heavy workloads of the struct
+benchmarks (W2, W3). The file descriptor is written out field by field here,
+so neither the package nor its tests need ``protoc`` or generated ``_pb2``
+files.
+
+Strategy of the timed jobs: each peer (protobuf's own way of doing a job:
+the naive framing loops, ``SerializeToString`` or ``ParseFromString``
+alone) and each codec run is one small function over a whole batch
+(:class:`Corpus`), so call overhead is amortised and a time divides by the
+batch size. :func:`bench_cases` are the calls ``python -m codec bench``
+times, each checked against its expected result first; :func:`measure`
+times them with ``timeit``, in rounds interleaved with their group's
+baseline; :func:`ratio_table` prints any same-run timings, ``benches/``'s
+included (``benches/conftest.py``). Peers that need more than protobuf
+(delimited-protobuf, msgspec) are in ``benches/peers.py``.
 """
 
 from __future__ import annotations
 
+import math
+import platform
 import random
+import statistics
+import timeit
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from google.protobuf import __version__ as protobuf_version
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.internal import api_implementation
+from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
+from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
+
+import codec
 
 _FIELD = descriptor_pb2.FieldDescriptorProto
 
@@ -248,3 +277,295 @@ def records(n: int = 1000, seed: int = 2026) -> list[Any]:
             )
         )
     return out
+
+
+# --- the peers: protobuf's own way of doing each job ------------------------------------
+
+
+def naive_encode(messages: Sequence[Any]) -> bytearray:
+    """Naive framed encode: SerializeToString + _VarintBytes(len) + bytearray += of both."""
+    out = bytearray()
+    for message in messages:
+        payload = message.SerializeToString()
+        out += _VarintBytes(len(payload))
+        out += payload
+    return out
+
+
+def naive_prefix_concat(payloads: Sequence[bytes]) -> bytearray:
+    """Naive framing of ready payloads: _VarintBytes(len) + bytearray += of both."""
+    out = bytearray()
+    for payload in payloads:
+        out += _VarintBytes(len(payload))
+        out += payload
+    return out
+
+
+def serialize_only(messages: Sequence[Any]) -> None:
+    """upb SerializeToString() alone, result discarded: the floor for framing pb2 messages."""
+    for message in messages:
+        message.SerializeToString()
+
+
+def naive_split(stream: bytes) -> list[bytes]:
+    """Naive frame split: _DecodeVarint32 for each prefix, then a bytes slice of the body."""
+    frames = []
+    pos = 0
+    end = len(stream)
+    while pos < end:
+        size, pos = _DecodeVarint32(stream, pos)
+        frames.append(stream[pos : pos + size])
+        pos += size
+    return frames
+
+
+def naive_decode(stream: bytes, message_class: Any = Sample) -> list[Any]:
+    """Naive typed decode: naive_split, then message_class() + ParseFromString per frame."""
+    return parse_only(naive_split(stream), message_class)
+
+
+def parse_only(payloads: Sequence[bytes], message_class: Any = Sample) -> list[Any]:
+    """upb message_class() + ParseFromString() alone on ready payloads: the decode floor."""
+    messages = []
+    for payload in payloads:
+        message = message_class()
+        message.ParseFromString(payload)
+        messages.append(message)
+    return messages
+
+
+# --- codec doing the same jobs ------------------------------------------------------------
+
+
+def codec_encode(encoder: codec.FrameEncoder, batch: Sequence[Any]) -> codec.FrameEncoder:
+    """FrameEncoder.encode of each message (pb2 or struct) into one warm, cleared encoder."""
+    encoder.clear()
+    encode = encoder.encode
+    for message in batch:
+        encode(message)
+    return encoder
+
+
+def codec_write(encoder: codec.FrameEncoder, payloads: Sequence[bytes]) -> codec.FrameEncoder:
+    """FrameEncoder.write of each ready payload into one warm, cleared encoder."""
+    encoder.clear()
+    write = encoder.write
+    for payload in payloads:
+        write(payload)
+    return encoder
+
+
+def codec_split(stream: bytes) -> list[memoryview]:
+    """A FrameDecoder fed the whole stream, frames collected as memoryviews."""
+    decoder = codec.FrameDecoder()
+    decoder.feed(stream)
+    return list(decoder)
+
+
+def codec_decode(stream: bytes, message_type: Any) -> list[Any]:
+    """A FrameDecoder(message_type=...) fed the whole stream, messages collected."""
+    decoder = codec.FrameDecoder(message_type=message_type)
+    decoder.feed(stream)
+    return list(decoder)
+
+
+# --- the corpus -----------------------------------------------------------------------------
+
+# (ts_ns, scope_id, value, name): the tuple msgspec encodes in place of a Sample.
+SampleTuple = tuple[int, int, int, str]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A batch of Sample messages in every form the peers take."""
+
+    messages: list[Any]  # Sample instances
+    payloads: list[bytes]  # their SerializeToString()
+    records: list[SampleTuple]  # the equivalent tuples, for msgspec
+    stream: bytes  # the naive-framed concatenation: varint(len) + payload, per message
+
+
+def sample_corpus(n: int = 1000, seed: int = 2024) -> Corpus:
+    """``n`` Sample messages with varied, deterministic values, and their framed stream."""
+    messages = samples(n, seed)
+    payloads = [message.SerializeToString() for message in messages]
+    records = [(m.ts_ns, m.scope_id, m.value, m.name) for m in messages]
+    return Corpus(messages, payloads, records, bytes(naive_prefix_concat(payloads)))
+
+
+# --- same-run ratios ----------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """A timed call over a whole batch, compared with the baseline of its group."""
+
+    group: str
+    name: str
+    run: Callable[[], object]
+    expected: object = None  # what a call returns (of an encoder: what it holds); None: unchecked
+    baseline: bool = False
+    target: str = ""
+    seconds: list[float] = field(default_factory=list)  # per call, one per round
+
+    def is_right(self) -> bool:
+        """Whether a call returns what is expected (true when nothing is)."""
+        if self.expected is None:
+            return True
+        result = self.run()
+        if isinstance(result, codec.FrameEncoder):
+            with result.getbuffer() as pending:
+                result = bytes(pending)
+        return result == self.expected
+
+    def timing(self, ops: int) -> Timing:
+        """The best round and the median round, per op."""
+        best, median = min(self.seconds), statistics.median(self.seconds)
+        return Timing(
+            self.group, self.name, best * 1e9 / ops, median * 1e9 / ops, self.baseline, self.target
+        )
+
+
+def bench_cases(corpus: Corpus) -> list[Case]:
+    """The calls of ``python -m codec bench``: framed encode, frame split and typed decode."""
+    messages, payloads, stream = corpus.messages, corpus.payloads, corpus.stream
+    sample_struct = codec.struct(Sample)
+    structs = [codec.from_pb2(message) for message in messages]
+    encoder = codec.FrameEncoder()
+    naive = "SerializeToString+_VarintBytes+bytearray loop"
+    return [
+        Case("encode", naive, partial(naive_encode, messages), stream, baseline=True),
+        Case(
+            "encode", "upb SerializeToString alone (no framing)", partial(serialize_only, messages)
+        ),
+        Case(
+            "encode",
+            "FrameEncoder.encode(pb2 message)",
+            partial(codec_encode, encoder, messages),
+            stream,
+            target=">=2.5x",
+        ),
+        Case(
+            "encode",
+            "FrameEncoder.encode(struct)",
+            partial(codec_encode, encoder, structs),
+            stream,
+            target=">=8x",
+        ),
+        Case(
+            "split",
+            "_DecodeVarint32+slice loop",
+            partial(naive_split, stream),
+            payloads,
+            baseline=True,
+        ),
+        Case(
+            "split",
+            "FrameDecoder frames (memoryview)",
+            partial(codec_split, stream),
+            payloads,
+            target=">=10x",
+        ),
+        Case(
+            "decode",
+            "naive split + ParseFromString",
+            partial(naive_decode, stream),
+            messages,
+            baseline=True,
+        ),
+        Case(
+            "decode",
+            "upb ParseFromString alone (no framing)",
+            partial(parse_only, payloads),
+            messages,
+        ),
+        Case(
+            "decode",
+            "FrameDecoder(message_type=pb2)",
+            partial(codec_decode, stream, Sample),
+            messages,
+        ),
+        Case(
+            "decode",
+            "FrameDecoder(message_type=struct)",
+            partial(codec_decode, stream, sample_struct),
+            structs,
+            target=">= parse alone",
+        ),
+    ]
+
+
+def measure(cases: Sequence[Case], rounds: int, min_round: float) -> None:
+    """Time every case ``rounds`` times, interleaved, each round at least ``min_round`` s."""
+    loops = []
+    for case in cases:  # warm up and calibrate
+        timer = timeit.Timer(case.run)
+        once = max(timer.timeit(1), timer.timeit(1), 1e-9)
+        loops.append(max(1, math.ceil(min_round / once)))
+    for _ in range(rounds):
+        for case, number in zip(cases, loops, strict=True):
+            case.seconds.append(timeit.Timer(case.run).timeit(number) / number)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One row of a ratio table: a way of doing its group's job, timed by two statistics."""
+
+    group: str
+    name: str
+    ns: float  # per op: shown, and divided into the baseline's
+    other_ns: float  # per op, by the second statistic: the ratio in parentheses
+    baseline: bool = False
+    note: str = ""  # the target, say
+
+
+def ratio_table(timings: Sequence[Timing], columns: Sequence[str]) -> list[str]:
+    """The rows of a ratio table: one block per group, in the order the timings come.
+
+    ``columns`` names the time, the ratio, the second ratio and the note. A
+    ratio is the baseline's time over the row's (> 1: faster than the
+    baseline); a group without exactly one baseline shows none.
+    """
+    header = ("group", "name", *columns)
+    rows = [header]
+    groups: dict[str, list[Timing]] = {}
+    for timing in timings:
+        groups.setdefault(timing.group, []).append(timing)
+    for group, members in groups.items():
+        baselines = [timing for timing in members if timing.baseline]
+        base = baselines[0] if len(baselines) == 1 else None
+        missing = ""
+        if base is None:
+            missing = "several baselines in group" if baselines else "no baseline in group"
+        for timing in members:
+            if base is None:
+                ratios = ("-", "")
+            elif timing is base:
+                ratios = ("baseline", "")
+            else:
+                ratios = (
+                    f"{base.ns / timing.ns:.2f}x",
+                    f"({base.other_ns / timing.other_ns:.2f}x)",
+                )
+            rows.append((group, timing.name, f"{timing.ns:,.1f}", *ratios, timing.note or missing))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            cell.rjust(width) if column in (2, 3, 4) else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append(" | ".join(cells).rstrip())
+        if index == 0:
+            lines.append("-+-".join("-" * width for width in widths))
+    return lines
+
+
+def describe_build() -> str:
+    """The build of codec, protobuf's version and backend, Python's, and the machine."""
+    build = "compiled build" if codec.COMPILED else "pure-Python build; targets are for compiled"
+    return (
+        f"codec.COMPILED = {codec.COMPILED} ({build}); protobuf {protobuf_version} "
+        f"({api_implementation.Type()} backend); Python {platform.python_version()} "
+        f"on {platform.machine() or 'unknown machine'}"
+    )

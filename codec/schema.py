@@ -22,14 +22,16 @@ checked as pb2 checks them. Encoding is byte-identical to upb's
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from codec import _struct, _wire
 from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
+from codec._descriptor_set import build_schema, message_types
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._struct import (
@@ -79,30 +81,20 @@ def load_structs(source: Any) -> dict[str, type]:
     """Struct classes of every message of a ``_pb2`` module or a ``FileDescriptorSet``.
 
     ``source`` is a module, a ``FileDescriptorSet`` message or its serialized
-    bytes. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``).
+    bytes. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``). A set is
+    built by :mod:`codec._descriptor_set`, as the command line builds one: its
+    files in dependency order, protobuf's well-known files found when the set
+    leaves them out; a set that cannot be built raises a ``ValueError`` naming
+    the file at fault.
     """
+    descriptors: Iterable[Descriptor]
     if isinstance(source, ModuleType):
-        tops = list(source.DESCRIPTOR.message_types_by_name.values())
+        descriptors = message_types(source.DESCRIPTOR.message_types_by_name.values())
     else:
         if not isinstance(source, descriptor_pb2.FileDescriptorSet):
             source = descriptor_pb2.FileDescriptorSet.FromString(bytes(source))
-        pool = descriptor_pool.DescriptorPool()
-        for file in source.file:
-            pool.Add(file)
-        tops = [
-            pool.FindMessageTypeByName(f"{file.package}.{message.name}".lstrip("."))
-            for file in source.file
-            for message in file.message_type
-        ]
-    found: dict[str, type] = {}
-    pending = list(tops)
-    while pending:
-        descriptor = pending.pop()
-        if descriptor.GetOptions().map_entry:
-            continue
-        found[descriptor.full_name] = struct(descriptor)
-        pending.extend(descriptor.nested_types)
-    return found
+        descriptors = build_schema(source, "the FileDescriptorSet").messages.values()
+    return {descriptor.full_name: struct(descriptor) for descriptor in descriptors}
 
 
 def _plan(descriptor: Descriptor) -> MessagePlan:

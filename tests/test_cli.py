@@ -5,7 +5,7 @@ written out as a serialized ``FileDescriptorSet``, and the streams are made
 by :class:`codec.FrameEncoder` from pb2 classes of the same descriptors. A
 few tests run the real ``python -m codec`` in a subprocess (it inherits
 ``CODEC_PURE_PYTHON``, so both builds are exercised); the rest call
-``codec.__main__.main(argv)`` with the standard streams swapped for
+``codec.cli.main(argv)`` with the standard streams swapped for
 in-memory ones, which is faster and shows the same behaviour.
 """
 
@@ -25,7 +25,7 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
 import codec
-from codec.__main__ import byte_size, main
+from codec.cli import byte_size, main
 
 ROOT = Path(codec.__file__).resolve().parent.parent
 F = descriptor_pb2.FieldDescriptorProto

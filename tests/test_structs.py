@@ -6,7 +6,8 @@ reference, against upb (google.protobuf):
 
 * ``codec.struct`` (from a class or a descriptor, cached, nested types map to
   struct classes) and ``codec.load_structs`` (``_pb2`` module,
-  ``FileDescriptorSet`` message or its bytes, descriptor.proto itself);
+  ``FileDescriptorSet`` message or its bytes, descriptor.proto itself; a
+  set's files in any order, well-known imports left out, a missing import);
 * construction: keywords, the default of every field shape (fresh lists and
   dicts), unknown keywords, assignment, ``==`` and ``repr``;
 * encoding: byte-identical to ``SerializeToString(deterministic=True)`` for
@@ -194,6 +195,55 @@ def test_load_structs(source: Any) -> None:
 def test_load_structs_from_a_file_descriptor_set_includes_every_file() -> None:
     structs = codec.load_structs(file_descriptor_set_bytes())
     assert _expected_names(everything_pb2) | _expected_names(legacy_pb2) <= set(structs)
+
+
+def _importing_set(*, with_import: bool) -> descriptor_pb2.FileDescriptorSet:
+    """``loadtest/outer.proto`` (listed first), importing inner.proto and Timestamp's file.
+
+    Timestamp's file is never in the set: protobuf ships it.
+    """
+    F = descriptor_pb2.FieldDescriptorProto
+    inner = descriptor_pb2.FileDescriptorProto(
+        name="loadtest/inner.proto", package="loadtest", syntax="proto3"
+    )
+    inner.message_type.add(name="Inner").field.add(
+        name="a", number=1, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL
+    )
+    outer = descriptor_pb2.FileDescriptorProto(
+        name="loadtest/outer.proto",
+        package="loadtest",
+        syntax="proto3",
+        dependency=["loadtest/inner.proto", "google/protobuf/timestamp.proto"],
+    )
+    message = outer.message_type.add(name="Outer")
+    for name, number, type_name in [
+        ("inner", 1, ".loadtest.Inner"),
+        ("at", 2, ".google.protobuf.Timestamp"),
+    ]:
+        message.field.add(
+            name=name,
+            number=number,
+            type=F.TYPE_MESSAGE,
+            label=F.LABEL_OPTIONAL,
+            type_name=type_name,
+        )
+    files = [outer, inner] if with_import else [outer]
+    return descriptor_pb2.FileDescriptorSet(file=files)
+
+
+def test_load_structs_adds_the_files_of_a_set_in_dependency_order() -> None:
+    """Files in any order; protobuf's well-known files found when the set leaves them out."""
+    structs = codec.load_structs(_importing_set(with_import=True).SerializeToString())
+    assert set(structs) == {"loadtest.Inner", "loadtest.Outer"}
+    value = structs["loadtest.Outer"](inner=structs["loadtest.Inner"](a=3))
+    assert codec.decode(structs["loadtest.Outer"], codec.encode(value)) == value
+
+
+def test_load_structs_of_a_set_missing_an_import_names_it() -> None:
+    with pytest.raises(
+        ValueError, match=r"outer\.proto imports loadtest/inner\.proto, which the set"
+    ):
+        codec.load_structs(_importing_set(with_import=False))
 
 
 def test_load_structs_from_a_pb2_module_uses_the_cached_classes() -> None:

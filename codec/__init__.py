@@ -12,6 +12,7 @@ from codec import _pure
 _pure.install()
 
 from codec import _buffer, _decode, _encode, _struct, _varint, framing, varint, wire  # noqa: E402
+from codec._json import from_dict, from_json, to_dict, to_json  # noqa: E402
 from codec._pure import PurePythonWarning  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
@@ -93,10 +94,14 @@ __all__ = [
     "encode",
     "encode_frame_into",
     "encoded_size",
+    "from_dict",
+    "from_json",
     "from_pb2",
     "load_structs",
     "read_frames",
     "struct",
+    "to_dict",
+    "to_json",
     "to_pb2",
     "unknown_fields",
     "varint",

@@ -333,7 +333,10 @@ def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding
     if kind <= ENUM:
         n = varint_length(data, pos, end, state.base)
         state.after = pos + n
-        return varint_value_of(kind, varint_value(data, pos, n))
+        number = varint_value_of(kind, varint_value(data, pos, n))
+        if kind == ENUM and field.enum_members is not None:
+            return field.enum_members.get(number, number)  # a declared value reads as its member
+        return number
     if field.wire_type == I32 or field.wire_type == I64:
         width = 4 if field.wire_type == I32 else 8
         state.after = fixed_end(pos, end, state.base, width)

@@ -9,7 +9,7 @@ from libc.string cimport memcmp, memcpy
 
 from codec._struct cimport (
     SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct, _encode_error, _has, _is_present, _lone_surrogate, _sized, _slot,
-    _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
+    _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
 )
 from codec._varint cimport varint_size, varint_write, write_le
 from codec._wire cimport (

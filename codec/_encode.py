@@ -61,6 +61,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         _lone_surrogate,
         _sized,
         _slot,
+        _type_of,
         plan_of,
     )
     from codec._varint import varint_size, varint_write, write_le
@@ -570,7 +571,7 @@ def _data_of_bytes(value: Any) -> Any:
 def _not_message(field: FieldPlan, plan: MessagePlan, value: Any) -> EncodeError:
     """The error for a value of a message field that is not a struct of the field's type."""
     sub: MessagePlan = field.message  # type: ignore[assignment]
-    problem = f"expected {sub.cls.__name__}, not {type(value).__name__}"
+    problem = f"expected a struct of {sub.full_name}, not {_type_of(field, value)}"
     return _encode_error(field, plan, problem)
 
 

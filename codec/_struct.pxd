@@ -176,6 +176,9 @@ cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except
 @cython.locals(kind=int, sub=MessagePlan, plain_integer=bint)
 cdef object _checked(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
+cdef object _enum_named(MessagePlan plan, FieldPlan field, str name)
+@cython.locals(sub=MessagePlan)
+cdef str _type_of(FieldPlan field, object value)
 @cython.locals(found=object_ptr, bound=MessagePlan)
 cdef MessagePlan _plan_of_class(object cls)
 @cython.locals(message=Struct)
@@ -203,7 +206,8 @@ cdef class FieldPlan:
     cdef readonly bint repeated, packed, presence, implicit
     cdef readonly int shape
     cdef readonly str utf8
-    cdef readonly object closed_enum, default
+    cdef readonly object closed_enum, default, enum_type
+    cdef readonly dict enum_members
     cdef readonly uint64_t tag, end_tag
     cdef readonly Py_ssize_t tag_size
     cdef readonly MessagePlan message

@@ -95,6 +95,7 @@ class FieldPlan:
         presence: bool = False,
         utf8: str = "",
         closed_enum: frozenset[int] | None = None,
+        enum_type: Any = None,
         default: Any = None,
     ) -> None:
         self.name = name
@@ -108,6 +109,10 @@ class FieldPlan:
         # "strict": invalid UTF-8 is an error (proto3); "bytes": kept as bytes (proto2, as upb).
         self.utf8 = utf8
         self.closed_enum = closed_enum
+        # An enum field's IntEnum class, and its members by number: a value it declares
+        # reads as its member, any other (open enums) as an int.
+        self.enum_type = enum_type
+        self.enum_members = None if enum_type is None else {member: member for member in enum_type}
         self.default = default  # what an unset field reads as (None: a message, or a container)
         # Implicit presence (a proto3 singular scalar): written unless zero, and a slot
         # holding the default object itself is known to be zero without a look.
@@ -378,9 +383,7 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     message fields take a struct of their type, or None to clear them.
     """
     kind = field.kind
-    plain_integer = (
-        field.shape == SHAPE_NUMBER and kind < FLOAT and kind != BOOL and field.closed_enum is None
-    )
+    plain_integer = field.shape == SHAPE_NUMBER and kind < FLOAT and kind != BOOL and kind != ENUM
     if plain_integer and type(value) is int:  # the common case first
         scalar_bits(field, kind, value)  # the range check
         return value
@@ -418,19 +421,47 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         if type(value) is bool:
             return value
         return bool(truth_of(field, value, True))
-    if kind == ENUM and isinstance(value, str):  # as pb2: a name, but names are not known here
-        raise _encode_error(field, plan, f"{value!r} is not a value of the enum (give a number)")
+    if kind == ENUM and isinstance(value, str):  # as pb2: a value's name
+        return _enum_named(plan, field, value)
     number = value if type(value) is int else integer_of(field, kind, value, True)
     scalar_bits(field, kind, number)  # the range check
     if field.closed_enum is not None and number not in field.closed_enum:
         raise _encode_error(field, plan, f"{value!r} is not a value of its closed enum")
+    if field.enum_members is not None:
+        return field.enum_members.get(number, int(number))
     return number
 
 
+def _enum_named(plan: MessagePlan, field: FieldPlan, name: str) -> Any:
+    """The member of an enum field's type named ``name`` (ValueError if there is none)."""
+    member = None if field.enum_type is None else field.enum_type.__members__.get(name)
+    if member is None:
+        raise _encode_error(field, plan, f"{name!r} is not a name of the enum")
+    return member
+
+
 def _type_error(plan: MessagePlan, field: FieldPlan, expected: str, value: Any) -> TypeError:
-    return TypeError(
-        f"{plan.full_name}.{field.name}: expected {expected}, not {type(value).__name__}"
-    )
+    problem = f"expected {expected}, not {_type_of(field, value)}"
+    return TypeError(f"{plan.full_name}.{field.name}: {problem}")
+
+
+def _type_of(field: FieldPlan, value: Any) -> str:
+    """How an error names the type of ``value`` given to ``field``.
+
+    A struct is named by its message, and one of the field's own message
+    type made from another descriptor pool says so: the two classes have
+    the same name but do not mix.
+    """
+    held = getattr(type(value), "__plan__", None)
+    if not isinstance(value, Struct) or not isinstance(held, MessagePlan):
+        return type(value).__name__
+    sub = field.message
+    if sub is not None and held.full_name == sub.full_name:
+        return (
+            f"a struct of {held.full_name} from another descriptor pool (a _pb2 module's "
+            "classes and load_structs' of a descriptor set are distinct: take both from one)"
+        )
+    return f"a struct of {held.full_name}"
 
 
 def _encode_error(field: FieldPlan, plan: MessagePlan, problem: str) -> EncodeError:
@@ -695,12 +726,6 @@ class Struct:
             elif value is not None and value != field.default:
                 shown.append(f"{field.name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        from codec._decode import decode  # these import this module
-        from codec._encode import encode
-
-        return (decode, (type(self), encode(self)))
 
 
 def unknown_of(message: Struct) -> bytes:

@@ -5,7 +5,17 @@ serialized ``FileDescriptorSet``) is compiled once into a
 :class:`~codec._struct.MessagePlan`, the table the compiled encoder and
 decoder walk, and into a class deriving from :class:`Struct` whose
 attributes are the message's field names. Plans and classes are cached per
-descriptor, and recursive messages share one plan.
+descriptor pool and full name, so one descriptor has one class, and classes
+of one schema from two pools (a ``_pb2`` module's and ``load_structs``'
+of a descriptor set) live side by side; recursive messages share one plan.
+Classes are made under one lock, and a class is published only once it is
+whole, so threads asking for one at once all get the same class.
+
+A struct class has pb2's methods (:mod:`codec._message`), its nested
+message types and enum types as attributes, and the values of its nested
+enums as constants (``Config.FAST``), as a pb2 class has. Every enum type
+is an ``IntEnum``; an enum field reads as its member, or as a plain ``int``
+for a value an open enum does not declare.
 
 Each struct class is a heap type whose ``__slots__`` are the message's
 fields (see :mod:`codec._struct` for the object model). Struct semantics
@@ -13,27 +23,31 @@ follow pb2's: an unset scalar reads as its default (proto2 ``[default =
 ...]``, else the zero value); fields with explicit presence (proto2, proto3
 ``optional``, oneof members) are written when set, as ``HasField`` tells,
 and scalars with implicit presence (proto3) when not zero; sub-messages are
-``None`` when unset; repeated fields are lists, maps are dicts, enums are
-ints, unknown fields are kept as bytes and written last. Assignments are
+``None`` when unset; repeated fields are lists, maps are dicts, unknown
+fields are kept as bytes and written last. Assignments are
 checked as pb2 checks them. Encoding is byte-identical to upb's
 ``SerializeToString(deterministic=True)``.
 """
 
 from __future__ import annotations
 
+import enum
+import importlib
+import pickle
 import sys
-from collections.abc import Iterable
+import threading
 from types import ModuleType
 from typing import Any
 
 from google.protobuf import descriptor_pb2, message_factory
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from codec import _struct, _wire
 from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
+from codec._message import Message
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     Container,
@@ -65,49 +79,102 @@ _STRING, _ENUM, _MESSAGE, _GROUP = (
     _wire.KINDS[name] for name in ("string", "enum", "message", "group")
 )
 
-_plans: dict[str, MessagePlan] = {}  # by full name; descriptors of one pool share names
-_descriptors: dict[str, Descriptor] = {}
+# Plans and enum classes by (descriptor pool, full name); only whole ones are published.
+_plans: dict[tuple[Any, str], MessagePlan] = {}
+_enums: dict[tuple[Any, str], type[enum.IntEnum]] = {}
+_making = threading.RLock()  # held while classes are made
+_pending: dict[tuple[Any, str], MessagePlan] = {}  # plans being made, not yet published
 
 
 def struct(message_type: Any) -> type:
-    """The struct class of a google.protobuf message class or ``Descriptor``."""
+    """The struct class of a google.protobuf message class or ``Descriptor``.
+
+    The same class every time for one descriptor (one per descriptor pool
+    and full name), from any thread.
+    """
     descriptor = getattr(message_type, "DESCRIPTOR", message_type)
     if not isinstance(descriptor, Descriptor):
         raise TypeError(f"expected a protobuf message class or Descriptor, not {message_type!r}")
-    return _plan(descriptor).cls  # type: ignore[no-any-return]
+    plan = _plans.get(_key(descriptor))
+    if plan is None:
+        with _making:
+            plan = _plan(descriptor)
+            _plans.update(_pending)  # the classes made for it, each whole now
+            _pending.clear()
+    return plan.cls  # type: ignore[no-any-return]
+
+
+def enum_class(enum_type: EnumDescriptor) -> type[enum.IntEnum]:
+    """The ``IntEnum`` class of a protobuf enum type (one per descriptor pool and full name)."""
+    key = _key(enum_type)
+    found = _enums.get(key)
+    if found is None:
+        with _making:
+            found = _enums.get(key)
+            if found is None:
+                values = [(value.name, value.number) for value in enum_type.values]
+                found = _int_enum(enum_type.name, values, enum_type.full_name)
+                _enums[key] = found
+    return found
+
+
+def _int_enum(name: str, values: list[tuple[str, int]], qualname: str) -> type[enum.IntEnum]:
+    made: Any = enum.IntEnum(name, values, module="codec.structs", qualname=qualname)  # type: ignore[misc]
+    return made
+
+
+def _key(descriptor: Any) -> tuple[Any, str]:
+    return (descriptor.file.pool, descriptor.full_name)
 
 
 def load_structs(source: Any) -> dict[str, type]:
     """Struct classes of every message of a ``_pb2`` module or a ``FileDescriptorSet``.
 
     ``source`` is a module, a ``FileDescriptorSet`` message or its serialized
-    bytes. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``). A set is
+    bytes. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``), sorted;
+    enum types are there too, as ``IntEnum`` classes. A set is
     built by :mod:`codec._descriptor_set`, as the command line builds one: its
     files in dependency order, protobuf's well-known files found when the set
     leaves them out; a set that cannot be built raises a ``ValueError`` naming
     the file at fault.
     """
-    descriptors: Iterable[Descriptor]
     if isinstance(source, ModuleType):
-        descriptors = message_types(source.DESCRIPTOR.message_types_by_name.values())
+        files = [source.DESCRIPTOR]
+        descriptors = list(message_types(source.DESCRIPTOR.message_types_by_name.values()))
     else:
         if not isinstance(source, descriptor_pb2.FileDescriptorSet):
             source = descriptor_pb2.FileDescriptorSet.FromString(bytes(source))
-        descriptors = build_schema(source, "the FileDescriptorSet").messages.values()
-    return {descriptor.full_name: struct(descriptor) for descriptor in descriptors}
+        schema = build_schema(source, "the FileDescriptorSet")
+        files = [schema.pool.FindFileByName(file.name) for file in source.file]
+        descriptors = list(schema.messages.values())
+    found: dict[str, type] = {}
+    for descriptor in descriptors:
+        found[descriptor.full_name] = struct(descriptor)
+        for enum_type in descriptor.enum_types:
+            found[enum_type.full_name] = enum_class(enum_type)
+    for file in files:
+        for enum_type in file.enum_types_by_name.values():
+            found[enum_type.full_name] = enum_class(enum_type)
+    return dict(sorted(found.items()))
 
 
 def _plan(descriptor: Descriptor) -> MessagePlan:
-    plan = _plans.get(descriptor.full_name)
-    if plan is not None and _descriptors[descriptor.full_name] is descriptor:
+    """The plan of ``descriptor``, made with its class if need be (``_making`` held).
+
+    A plan made here waits in ``_pending`` until the outermost call
+    publishes it: a recursive message's plan is linked to before its class
+    exists, and no other thread may see it then.
+    """
+    key = _key(descriptor)
+    plan = _plans.get(key) or _pending.get(key)
+    if plan is not None:
         return plan
     proto = descriptor_pb2.DescriptorProto()
     descriptor.CopyToProto(proto)
     synthetic = {field.name for field in proto.field if field.proto3_optional}
     fields = [_field_plan(field, slot) for slot, field in enumerate(descriptor.fields)]
     plan = MessagePlan(descriptor.full_name, fields)
-    _plans[descriptor.full_name] = plan  # before sub-plans, for recursive messages
-    _descriptors[descriptor.full_name] = descriptor
+    _pending[key] = plan  # before sub-plans, for recursive messages
     for field, field_plan in zip(descriptor.fields, fields, strict=True):
         if field.message_type is not None:
             sub = _plan(field.message_type)
@@ -125,15 +192,64 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         "__module__": "codec.structs",
         "__qualname__": descriptor.full_name,
         "__hash__": None,  # mutable, as pb2 messages are
+        "__reduce__": _reduce,
         "DESCRIPTOR": descriptor,
     }
     for field_plan in fields:
         if field_plan.repeated:
             namespace[field_plan.name] = Container(plan, field_plan)
-    cls = type(descriptor.name, (Struct,), namespace)
+    for nested in descriptor.nested_types:
+        if not nested.GetOptions().map_entry:
+            namespace[nested.name] = _plan(nested).cls
+    for enum_type in descriptor.enum_types:
+        values = enum_class(enum_type)
+        namespace[enum_type.name] = values
+        namespace.update(values.__members__)  # pb2's class constants: Config.FAST
+    cls = type(descriptor.name, (Message,), namespace)
     plan.bind(cls)
     _struct.enable_fast_construction(cls)
     return plan
+
+
+def _reduce(message: Struct) -> tuple[Any, ...]:
+    """Pickle a struct as its encoding and where another process finds its class.
+
+    That is the ``_pb2`` class of its descriptor, when it can be imported by
+    name, or the struct class itself when it comes from a generated module.
+    """
+    cls = type(message)
+    origin = message_factory.GetMessageClass(cls.DESCRIPTOR)  # type: ignore[attr-defined]
+    if _importable(origin):
+        where = (origin.__module__, origin.__qualname__, True)
+    elif _importable(cls):
+        where = (cls.__module__, cls.__qualname__, False)
+    else:
+        raise pickle.PicklingError(
+            f"cannot pickle a struct of {cls.__qualname__}: neither its class nor the _pb2 class "
+            "of its descriptor can be imported by name, so another process cannot find it"
+        )
+    return (_unpickle, (where, encode(message)))
+
+
+def _importable(cls: Any) -> bool:
+    """Whether ``cls`` is found again by importing its module and walking its qualified name."""
+    try:
+        return _imported(cls.__module__, cls.__qualname__) is cls
+    except Exception:  # no module, not importable, no such attribute
+        return False
+
+
+def _imported(module: str, qualname: str) -> Any:
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _unpickle(where: tuple[str, str, bool], data: bytes) -> Any:
+    module, qualname, from_pb2 = where
+    found = _imported(module, qualname)
+    return decode(struct(found) if from_pb2 else found, data)
 
 
 def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
@@ -147,9 +263,15 @@ def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
     if kind == _MESSAGE and delimited and not (is_map or in_map):
         kind = _GROUP
     closed = None
-    enum = field.enum_type
-    if kind == _ENUM and enum is not None and enum.is_closed:
-        closed = frozenset(value.number for value in enum.values)
+    members: type[enum.IntEnum] | None = None
+    default = None if field.is_repeated or field.message_type is not None else field.default_value
+    enum_type = field.enum_type
+    if kind == _ENUM and enum_type is not None:
+        members = enum_class(enum_type)
+        if default is not None:
+            default = members(default)  # a declared value: the default is one
+        if enum_type.is_closed:
+            closed = frozenset(value.number for value in enum_type.values)
     utf8 = ""
     if kind == _STRING:
         utf8 = "strict" if features.utf8_validation == features.VERIFY else "bytes"
@@ -164,9 +286,10 @@ def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
         presence=field.has_presence,
         utf8=utf8,
         closed_enum=closed,
+        enum_type=members,
         # What an unset scalar reads as: its declared default, else the zero value (or a
         # closed enum's first value), as pb2 reads it.
-        default=None if repeated or field.message_type is not None else field.default_value,
+        default=default,
     )
 
 

@@ -283,9 +283,10 @@ def expected_default(field: FieldDescriptor) -> Any:
         return {} if field.message_type and field.message_type.GetOptions().map_entry else []
     if field.message_type is not None:
         return None
-    if field.has_default_value:  # proto2 [default = ...]
-        return field.default_value
-    return ZERO.get(field.type, 0)
+    default = field.default_value if field.has_default_value else ZERO.get(field.type, 0)
+    if field.enum_type is not None:  # the enum's member: proto2 [default = ...], else the first
+        return codec.schema.enum_class(field.enum_type)(field.default_value)
+    return default
 
 
 @pytest.mark.parametrize("cls", [E.AllTypes, E.AllTypes.Inner, E.Tree, L.Record, L.WithGroups])

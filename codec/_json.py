@@ -1,0 +1,60 @@
+"""Structs to and from protobuf's canonical JSON mapping, as ``json_format`` writes and reads it.
+
+Strategy: the JSON mapping (field names in lowerCamelCase, 64-bit integers
+as strings, enums by name, bytes in base64, the well-known types' own
+forms, ``Any`` through the descriptor pool) is protobuf's, and
+``google.protobuf.json_format`` is its reference implementation. So a
+struct goes through the equivalent google.protobuf message, by its wire
+encoding, which both sides read identically: the output is exactly what
+``json_format`` gives for that message, with the same options, and
+parsing refuses what it refuses (``json_format.ParseError``, a
+``ValueError``). This is a convenience path, not a fast one: each call
+encodes or decodes the struct once more.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format, message_factory
+
+from codec._decode import decode
+from codec._encode import encode
+
+__all__ = ["from_dict", "from_json", "to_dict", "to_json"]
+
+
+def _pb2_of(cls: type) -> Any:
+    """The google.protobuf message class of struct class ``cls``."""
+    descriptor = getattr(cls, "DESCRIPTOR", None)
+    if descriptor is None:
+        raise TypeError(f"expected a struct class, not {cls!r}")
+    return message_factory.GetMessageClass(descriptor)
+
+
+def _as_pb2(message: Any) -> Any:
+    converted = _pb2_of(type(message))()
+    converted.MergeFromString(encode(message))  # required fields may be missing, as in pb2
+    return converted
+
+
+def to_dict(message: Any, **options: Any) -> dict[str, Any]:
+    """The JSON mapping of a struct as a dict: ``json_format.MessageToDict``'s, with its options."""
+    return json_format.MessageToDict(_as_pb2(message), **options)
+
+
+def to_json(message: Any, **options: Any) -> str:
+    """The JSON mapping of a struct as text: ``json_format.MessageToJson``'s, with its options."""
+    return json_format.MessageToJson(_as_pb2(message), **options)
+
+
+def from_dict(cls: type, value: dict[str, Any], **options: Any) -> Any:
+    """A struct of class ``cls`` from a JSON-mapping dict (``json_format.ParseDict``'s options)."""
+    parsed = json_format.ParseDict(value, _pb2_of(cls)(), **options)
+    return decode(cls, parsed.SerializePartialToString())
+
+
+def from_json(cls: type, text: str | bytes, **options: Any) -> Any:
+    """A struct of class ``cls`` from JSON text (``json_format.Parse``'s options)."""
+    parsed = json_format.Parse(text, _pb2_of(cls)(), **options)
+    return decode(cls, parsed.SerializePartialToString())

@@ -1,0 +1,190 @@
+"""pb2's method surface on struct classes, so code written for ``_pb2`` messages keeps working.
+
+Strategy: every struct class derives from :class:`Message`, which adds the
+methods of a google.protobuf message over the compiled :class:`Struct`
+(``HasField``, ``ClearField`` and ``WhichOneof`` are Struct's own). Each
+method is a thin layer over the module functions and keeps pb2's
+semantics by going through the wire format where pb2 is defined by it:
+merging is decoding a message's encoding followed by more bytes (singular
+fields overwritten, sub-messages merged, repeated fields appended, map
+entries replaced), and a copy is a decode of an encoding. A method that
+fails changes nothing: the result is made aside and adopted whole.
+
+Copies go through the same encoding (pickling too; see :mod:`codec.schema`,
+which knows where a class can be found again).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from google.protobuf.descriptor import FieldDescriptor
+
+from codec._decode import decode
+from codec._encode import encode, message_size
+from codec._struct import MessagePlan, Struct, unknown_of
+from codec.errors import EncodeError
+
+__all__ = ["Message"]
+
+
+class Message(Struct):
+    """The base of generated struct classes: a Struct with pb2's methods."""
+
+    __slots__ = ()
+    __plan__: ClassVar[MessagePlan]  # set on each generated class
+    DESCRIPTOR: ClassVar[Any]  # its message's Descriptor
+
+    # --- encoding and decoding ---------------------------------------------------
+
+    def SerializeToString(self, *, deterministic: bool = False) -> bytes:
+        """The wire bytes; ``EncodeError`` naming every required field that is not set.
+
+        Map entries are always in upb's deterministic order, whatever
+        ``deterministic`` says.
+        """
+        missing = _requires(type(self).DESCRIPTOR) and self.FindInitializationErrors()
+        if missing:
+            name = type(self).__plan__.full_name
+            raise EncodeError(f"{name} is missing required fields: {', '.join(missing)}")
+        return encode(self)
+
+    def SerializePartialToString(self, *, deterministic: bool = False) -> bytes:
+        """The wire bytes, required fields set or not."""
+        return encode(self)
+
+    @classmethod
+    def FromString(cls, data: Any) -> Any:
+        """A new message decoded from ``data`` (any contiguous buffer)."""
+        return decode(cls, data)
+
+    def ParseFromString(self, data: Any) -> int:
+        """Replace the content with the message in ``data``; return its size."""
+        self._adopt(decode(type(self), data))
+        return memoryview(data).nbytes
+
+    def MergeFromString(self, data: Any) -> int:
+        """Merge the message in ``data`` into this one, as pb2 does; return its size."""
+        data = bytes(data)
+        self._adopt(decode(type(self), encode(self) + data))
+        return len(data)
+
+    def ByteSize(self) -> int:
+        """The encoded size, in bytes."""
+        return message_size(self)
+
+    # --- content -----------------------------------------------------------------
+
+    def Clear(self) -> None:
+        """Unset every field and drop the unknown fields."""
+        self._adopt(type(self)())
+
+    def CopyFrom(self, other: Any) -> None:
+        """Make this message a copy of ``other``, a message of the same type."""
+        if other is self:
+            return
+        self._adopt(decode(type(self), encode(self._same_type(other))))
+
+    def MergeFrom(self, other: Any) -> None:
+        """Merge ``other`` into this message as pb2 does (repeated fields are appended)."""
+        self._adopt(decode(type(self), encode(self) + encode(self._same_type(other))))
+
+    def ListFields(self) -> list[tuple[FieldDescriptor, Any]]:
+        """The fields that are set, as pairs of descriptor and value, in field-number order."""
+        by_number = type(self).DESCRIPTOR.fields_by_number
+        listed = []
+        for field in type(self).__plan__.fields:
+            value = getattr(self, field.name)
+            if field.repeated:
+                if len(value):
+                    listed.append((by_number[field.number], value))
+            elif field.presence or field.message is not None:
+                if self.HasField(field.name):
+                    listed.append((by_number[field.number], value))
+            elif value != field.default or _negative_zero(value):
+                listed.append((by_number[field.number], value))
+        return listed
+
+    def IsInitialized(self) -> bool:
+        """Whether every required field is set, here and in every message this one holds."""
+        return not self.FindInitializationErrors()
+
+    def FindInitializationErrors(self) -> list[str]:
+        """The paths of the required fields that are not set (pb2's names: ``a.b[2].c``)."""
+        missing: list[str] = []
+        _find_missing(self, "", missing)
+        return missing
+
+    # --- copies and pickles ------------------------------------------------------
+
+    def __copy__(self) -> Any:
+        return decode(type(self), encode(self))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return decode(type(self), encode(self))
+
+    # --- helpers -----------------------------------------------------------------
+
+    def _same_type(self, other: Any) -> Any:
+        if type(other) is not type(self):
+            name = type(self).__plan__.full_name
+            raise TypeError(f"expected a struct of {name}, not {type(other).__name__}")
+        return other
+
+    def _adopt(self, source: Any) -> None:
+        """Take every field and the unknown fields of ``source``, a struct of this class."""
+        for field in type(self).__plan__.fields_by_slot:
+            always_set = field.repeated or not (field.presence or field.message is not None)
+            if always_set or source.HasField(field.name):
+                setattr(self, field.name, getattr(source, field.name))
+            else:
+                self.ClearField(field.name)
+        self._unknown = unknown_of(source) or None
+
+
+def _negative_zero(value: Any) -> bool:
+    """-0.0 equals the default 0.0 but is written, as upb writes it."""
+    return isinstance(value, float) and math.copysign(1.0, value) < 0
+
+
+def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
+    descriptor = type(message).DESCRIPTOR
+    for field in descriptor.fields:
+        name = field.name
+        if field.is_required and not message.HasField(name):
+            missing.append(prefix + name)
+        if field.message_type is None:
+            continue
+        value = getattr(message, name)
+        if field.message_type.GetOptions().map_entry:
+            value_field = field.message_type.fields_by_name["value"]
+            if value_field.message_type is not None:
+                for key, item in value.items():
+                    _find_missing(item, f"{prefix}{name}[{key!r}].", missing)
+        elif field.is_repeated:
+            for index, item in enumerate(value):
+                _find_missing(item, f"{prefix}{name}[{index}].", missing)
+        elif value is not None:
+            _find_missing(value, f"{prefix}{name}.", missing)
+
+
+_REQUIRES: dict[Any, bool] = {}  # by descriptor: whether a required field may be missing
+
+
+def _requires(descriptor: Any) -> bool:
+    """Whether a message of ``descriptor``, or one it may hold, has a required field."""
+    known = _REQUIRES.get(descriptor)
+    if known is None:
+        seen = {descriptor}
+        pending = [descriptor]
+        known = False
+        while pending and not known:
+            for field in pending.pop().fields:
+                known = known or field.is_required
+                held = field.message_type
+                if held is not None and held not in seen:
+                    seen.add(held)
+                    pending.append(held)
+        _REQUIRES[descriptor] = known
+    return known

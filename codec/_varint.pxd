@@ -22,12 +22,32 @@ cdef object varint_error(Py_ssize_t status, Py_ssize_t offset)
 # them inlines them (a cdef function of another module is an indirect call). _varint.py
 # keeps their uncompiled twins, behind ``if not cython.compiled``.
 cdef extern from *:
-    int __builtin_clzll(unsigned long long value) nogil
+    """
+    /* The leading zero bits of a value that is not 0: a bit scan with GCC, Clang and
+       64-bit MSVC, a loop elsewhere. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define codec_clzll(value) __builtin_clzll(value)
+    #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+    #include <intrin.h>
+    static CYTHON_INLINE int codec_clzll(unsigned long long value) {
+        unsigned long index;
+        _BitScanReverse64(&index, value);
+        return 63 - (int)index;
+    }
+    #else
+    static CYTHON_INLINE int codec_clzll(unsigned long long value) {
+        int zeros = 0;
+        while (!(value & 0x8000000000000000ULL)) { value <<= 1; zeros++; }
+        return zeros;
+    }
+    #endif
+    """
+    int codec_clzll(unsigned long long value) nogil
 
 
 cdef inline Py_ssize_t varint_size(uint64_t value) noexcept nogil:
     # 1 byte per 7 bits of the highest set bit, without a loop
-    return (9 * (63 - __builtin_clzll(value | 1)) + 73) >> 6
+    return (9 * (63 - codec_clzll(value | 1)) + 73) >> 6
 
 
 cdef inline Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py_ssize_t end,

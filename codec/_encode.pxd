@@ -76,7 +76,7 @@ cdef int _grow_splices(Tape tape) except -1
 cdef int _hold(Tape tape, object owner) except -1
 cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
-cpdef Tape measure(object message)
+cpdef Tape measure(object message, bint partial)
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, shape=int,
                bits=uint64_t, unknown=bytes)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
@@ -124,6 +124,6 @@ cdef int _number_before(const void *a, const void *b) noexcept nogil
 cdef Py_ssize_t _replay(Tape tape, uchar *out, Py_ssize_t pos) noexcept
 cdef Py_ssize_t write_tape(Tape tape, bytearray data, Py_ssize_t pos) noexcept
 @cython.locals(tape=Tape, out=bytes, data=bytearray)
-cpdef bytes encode(object message)
+cpdef bytes encode(object message, bint partial=*)
 @cython.locals(tape=Tape, size=Py_ssize_t)
 cpdef Py_ssize_t message_size(object message) except -1

@@ -318,12 +318,15 @@ def _data(tape: Tape, owner: Any, data: Any, size: int) -> None:
 # --- the reading pass ----------------------------------------------------------
 
 
-def measure(message: Any) -> Tape:
+def measure(message: Any, partial: bool) -> Tape:
     """Read ``message`` onto a tape (its ``size`` the encoded size); :func:`release` it after.
 
-    EncodeError for a value the field cannot hold, with the tape released.
+    EncodeError for a value the field cannot hold, with the tape released,
+    and, unless ``partial``, for required fields that are not set.
     """
     plan = plan_of(message)
+    if not partial and plan.required is not None:
+        plan.required(message)
     tape = _taken()
     try:
         _message(tape, plan, message, 0)
@@ -817,13 +820,14 @@ def write_tape(tape: Tape, data: bytearray, pos: int) -> int:
     return _replay(tape, data, pos)
 
 
-def encode(message: Struct) -> bytes:
+def encode(message: Struct, partial: bool = False) -> bytes:
     """The wire bytes of a struct (deterministic: equal to upb's deterministic output).
 
+    EncodeError naming the required fields not set, unless ``partial``.
     Compiled, the tape is written straight into the ``bytes`` object
     returned, made at its exact size.
     """
-    tape = measure(message)
+    tape = measure(message, partial)
     try:
         if cython.compiled:
             out = PyBytes_FromStringAndSize(cython.NULL, tape.size)
@@ -837,8 +841,8 @@ def encode(message: Struct) -> bytes:
 
 
 def message_size(message: Struct) -> int:
-    """Encoded size of a struct, in bytes."""
-    tape = measure(message)
+    """Encoded size of a struct, in bytes (required fields set or not)."""
+    tape = measure(message, True)
     size = tape.size
     release(tape)
     return size

@@ -34,7 +34,7 @@ def _pb2_of(cls: type) -> Any:
 
 def _as_pb2(message: Any) -> Any:
     converted = _pb2_of(type(message))()
-    converted.MergeFromString(encode(message))  # required fields may be missing, as in pb2
+    converted.MergeFromString(encode(message, True))  # required fields may be missing
     return converted
 
 

@@ -26,7 +26,7 @@ from codec._encode import encode, message_size
 from codec._struct import MessagePlan, Struct, unknown_of
 from codec.errors import EncodeError
 
-__all__ = ["Message"]
+__all__ = ["Message", "check_required", "requires"]
 
 
 class Message(Struct):
@@ -44,15 +44,11 @@ class Message(Struct):
         Map entries are always in upb's deterministic order, whatever
         ``deterministic`` says.
         """
-        missing = _requires(type(self).DESCRIPTOR) and self.FindInitializationErrors()
-        if missing:
-            name = type(self).__plan__.full_name
-            raise EncodeError(f"{name} is missing required fields: {', '.join(missing)}")
         return encode(self)
 
     def SerializePartialToString(self, *, deterministic: bool = False) -> bytes:
         """The wire bytes, required fields set or not."""
-        return encode(self)
+        return encode(self, True)
 
     @classmethod
     def FromString(cls, data: Any) -> Any:
@@ -67,7 +63,7 @@ class Message(Struct):
     def MergeFromString(self, data: Any) -> int:
         """Merge the message in ``data`` into this one, as pb2 does; return its size."""
         data = bytes(data)
-        self._adopt(decode(type(self), encode(self) + data))
+        self._adopt(decode(type(self), encode(self, True) + data))
         return len(data)
 
     def ByteSize(self) -> int:
@@ -84,11 +80,12 @@ class Message(Struct):
         """Make this message a copy of ``other``, a message of the same type."""
         if other is self:
             return
-        self._adopt(decode(type(self), encode(self._same_type(other))))
+        self._adopt(decode(type(self), encode(self._same_type(other), True)))
 
     def MergeFrom(self, other: Any) -> None:
         """Merge ``other`` into this message as pb2 does (repeated fields are appended)."""
-        self._adopt(decode(type(self), encode(self) + encode(self._same_type(other))))
+        merged = encode(self, True) + encode(self._same_type(other), True)
+        self._adopt(decode(type(self), merged))
 
     def ListFields(self) -> list[tuple[FieldDescriptor, Any]]:
         """The fields that are set, as pairs of descriptor and value, in field-number order."""
@@ -119,10 +116,10 @@ class Message(Struct):
     # --- copies and pickles ------------------------------------------------------
 
     def __copy__(self) -> Any:
-        return decode(type(self), encode(self))
+        return decode(type(self), encode(self, True))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return decode(type(self), encode(self))
+        return decode(type(self), encode(self, True))
 
     # --- helpers -----------------------------------------------------------------
 
@@ -169,10 +166,18 @@ def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
             _find_missing(value, f"{prefix}{name}.", missing)
 
 
+def check_required(message: Any) -> None:
+    """EncodeError naming each required field of ``message`` (and those it holds) not set."""
+    missing = message.FindInitializationErrors()
+    if missing:
+        name = type(message).__plan__.full_name
+        raise EncodeError(f"{name} is missing required fields: {', '.join(missing)}")
+
+
 _REQUIRES: dict[Any, bool] = {}  # by descriptor: whether a required field may be missing
 
 
-def _requires(descriptor: Any) -> bool:
+def requires(descriptor: Any) -> bool:
     """Whether a message of ``descriptor``, or one it may hold, has a required field."""
     known = _REQUIRES.get(descriptor)
     if known is None:

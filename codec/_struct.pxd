@@ -223,9 +223,10 @@ cdef class MessagePlan:
     cdef readonly tuple fields_by_slot, fields, numbered
     cdef readonly dict by_number, by_name, oneofs
     cdef readonly Py_ssize_t presence_words
-    cdef readonly object cls
+    cdef readonly object cls, required
     cdef unsigned int class_version  # cls's version tag when _construct last looked it up
     cpdef FieldPlan field_numbered(self, Py_ssize_t number)
+    cpdef require(self, object check)
     @cython.locals(field=FieldPlan)
     cpdef rename(self, str full_name)
     @cython.locals(member=FieldPlan, slot=Py_ssize_t)

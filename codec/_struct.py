@@ -172,6 +172,9 @@ class MessagePlan:
         self.presence_words = 0  # 64-bit words of presence bits
         self.oneofs: dict[str, tuple[int, ...]] = {}
         self.cls: Any = None
+        # Called with a message before it is encoded whole (not partial): raises the
+        # EncodeError for required fields not set. None: the type cannot miss any.
+        self.required: Any = None
 
     def rename(self, full_name: str) -> None:
         """Name the message (and so its fields, as errors name them)."""
@@ -187,6 +190,10 @@ class MessagePlan:
         for slot in slots:
             member = self.fields_by_slot[slot]
             member.oneof_slots = slots
+
+    def require(self, check: Any) -> None:
+        """Have a whole (not partial) encode call ``check(message)`` first (see ``required``)."""
+        self.required = check
 
     def slot_names(self) -> tuple[str, ...]:
         """The ``__slots__`` of the struct class: a field's name, or a hidden one for containers.

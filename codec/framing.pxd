@@ -26,7 +26,7 @@ cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *sourc
 
 @cython.locals(tape=Tape, body=Py_ssize_t)
 cdef Py_ssize_t _put_struct(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
-                            bint exact) except -1
+                            bint exact, bint partial) except -1
 
 @cython.locals(body=Py_ssize_t, end=Py_ssize_t)
 cdef Py_ssize_t _frame_room(bytearray data, Py_ssize_t offset, Py_ssize_t size, Py_ssize_t limit,
@@ -38,7 +38,7 @@ cdef class FrameEncoder(WriteBuffer):
     @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
     cpdef Py_ssize_t write(self, object payload) except -1
     @cython.locals(start=Py_ssize_t, end=Py_ssize_t)
-    cpdef Py_ssize_t encode(self, object message) except -1
+    cpdef Py_ssize_t encode(self, object message, bint partial=*) except -1
 
 cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _max_frame_size
@@ -72,6 +72,6 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef object _parse(self, memoryview frame, Py_ssize_t start)
     cdef Py_ssize_t _prefix_of(self, Py_ssize_t pos) noexcept
 
-cdef object _serialize(object message)
+cdef object _serialize(object message, bint partial)
 @cython.locals(decoder=Decoder)
 cdef Decoder _decoder_for(object message_type)

@@ -146,15 +146,15 @@ def _room(sizehint: int, limit: int) -> int:
     return min(sizehint, max(varint_size(limit) + limit, RECEIVE_CHUNK))
 
 
-def _serialize(message: Any) -> bytes:
-    """The payload of a google.protobuf message, serialized once."""
+def _serialize(message: Any, partial: bool) -> bytes:
+    """The payload of a google.protobuf message, serialized once (``partial``: as pb2 says)."""
     if isinstance(message, type):
         raise TypeError(
             f"cannot encode the class {message.__name__} itself: expected a message,"
             f" such as {message.__name__}(...)"
         )
     try:
-        serialize = message.SerializeToString
+        serialize = message.SerializePartialToString if partial else message.SerializeToString
     except AttributeError:
         raise EncodeError(
             f"cannot encode {type(message).__name__}: expected a protobuf message"
@@ -191,7 +191,9 @@ def _put_frame(
     return body + size
 
 
-def _put_struct(data: bytearray, offset: int, message: Struct, limit: int, exact: bool) -> int:
+def _put_struct(
+    data: bytearray, offset: int, message: Struct, limit: int, exact: bool, partial: bool
+) -> int:
     """Write a struct as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
 
     The struct is read first (every value checked, before anything is
@@ -199,7 +201,7 @@ def _put_struct(data: bytearray, offset: int, message: Struct, limit: int, exact
     leaves ``data`` as it was. ``offset`` is checked once the struct is read:
     the Python code that reading it may run could have resized ``data``.
     """
-    tape = measure(message)
+    tape = measure(message, partial)
     try:
         if offset == -1:
             offset = len(data)
@@ -235,6 +237,7 @@ def encode_frame_into(
     offset: int = -1,
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    partial: bool = False,
 ) -> int:
     """Write one frame into a caller's ``bytearray`` at ``offset``; return its end offset.
 
@@ -251,12 +254,12 @@ def encode_frame_into(
         raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
     limit = checked_size("max_frame_size", max_frame_size)
     if isinstance(message_or_payload, Struct):
-        return _put_struct(buffer, offset, message_or_payload, limit, True)
+        return _put_struct(buffer, offset, message_or_payload, limit, True, partial)
     if offset == -1:
         offset = len(buffer)
     payload = message_or_payload
     if hasattr(payload, "SerializeToString"):
-        payload = _serialize(payload)
+        payload = _serialize(payload, partial)
     return _frame_into(buffer, offset, payload, limit, True)
 
 
@@ -315,22 +318,24 @@ class FrameEncoder(WriteBuffer):
         """
         return open_frame(self, self._max_frame_size)
 
-    def encode(self, message: Any) -> int:
+    def encode(self, message: Any, partial: bool = False) -> int:
         """Append one message (a struct or a google.protobuf message) as a frame.
 
         Returns the bytes appended. A struct is written straight into the
         buffer; a google.protobuf message is serialized once, then copied.
+        A message missing required fields is an EncodeError naming them,
+        unless ``partial`` (pb2's ``SerializePartialToString``).
         """
         if isinstance(message, Struct):
             self._claim(True)  # held while the struct's values run Python code
             try:
                 start = self._length
-                end = _put_struct(self._data, start, message, self._max_frame_size, False)
+                end = _put_struct(self._data, start, message, self._max_frame_size, False, partial)
                 self._length = end
             finally:
                 self._busy = False
             return end - start
-        return self.write(_serialize(message))
+        return self.write(_serialize(message, partial))
 
 
 class FrameDecoder(ReceiveWindow):

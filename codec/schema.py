@@ -47,7 +47,7 @@ from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
-from codec._message import Message
+from codec._message import Message, check_required, requires
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     Container,
@@ -207,6 +207,8 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         namespace.update(values.__members__)  # pb2's class constants: Config.FAST
     cls = type(descriptor.name, (Message,), namespace)
     plan.bind(cls)
+    if requires(descriptor):
+        plan.require(check_required)
     _struct.enable_fast_construction(cls)
     return plan
 
@@ -308,7 +310,7 @@ def to_pb2(message: Struct, cls: Any = None) -> Any:
     if cls is None:
         cls = message_factory.GetMessageClass(type(message).DESCRIPTOR)  # type: ignore[attr-defined]
     converted = cls()
-    converted.MergeFromString(encode(message))  # proto2 required fields may be missing
+    converted.MergeFromString(encode(message, True))  # required fields may be missing
     return converted
 
 

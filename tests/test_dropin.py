@@ -143,6 +143,39 @@ def test_required_fields() -> None:
     assert record.SerializeToString() == L.Record(id=1, name="n").SerializeToString()
 
 
+@pytest.mark.parametrize(
+    "message", [Link(next=Link()), L.Link(next=L.Link())], ids=["struct", "pb2"]
+)
+def test_encoders_refuse_missing_required_fields_unless_partial(message: Any) -> None:
+    expected = L.Link(next=L.Link()).SerializePartialToString()
+    encoder = codec.FrameEncoder()
+    encoder.write(b"kept")
+    with pytest.raises(codec.EncodeError, match="required"):
+        encoder.encode(message)
+    assert bytes(encoder.getbuffer()) == b"\x04kept"  # nothing written
+    assert encoder.encode(message, partial=True) == 1 + len(expected)
+    assert bytes(encoder.getbuffer()).endswith(expected)
+    buffer = bytearray(b"x")
+    with pytest.raises(codec.EncodeError, match="required"):
+        codec.encode_frame_into(message, buffer)
+    assert buffer == b"x"
+    assert codec.encode_frame_into(message, buffer, partial=True) == 2 + len(expected)
+
+
+def test_module_functions_agree_with_the_methods() -> None:
+    link = Link(next=Link(a=1))
+    with pytest.raises(codec.EncodeError, match=r"legacy\.Link is missing required fields: a$"):
+        codec.encode(link)
+    assert codec.encode(link, partial=True) == link.SerializePartialToString()
+    assert codec.encoded_size(link) == link.ByteSize() == len(link.SerializePartialToString())
+    link.a = 2
+    assert (
+        codec.encode(link)
+        == link.SerializeToString()
+        == L.Link(a=2, next=L.Link(a=1)).SerializeToString()
+    )
+
+
 def test_required_fields_inside_repeated_and_maps() -> None:
     pb2 = L.WithGroups()
     pb2.entry.add()
@@ -272,7 +305,7 @@ def test_classes_are_made_once_when_threads_ask_at_once() -> None:
             for name in names:
                 cls = codec.struct(pool.FindMessageTypeByName(name))
                 got[index].append(cls)
-                codec.encode(cls())
+                codec.encode(cls(), partial=True)  # legacy.Record has required fields
             tree = got[index][0]
             codec.encode(tree(children=[tree()]))
         except BaseException as error:  # reported below

@@ -59,13 +59,14 @@ class OptionalBuildExt(build_ext):
         self._built.append(ext.name)
 
 
-# The struct encoder's hot helpers are C inline functions too large for the compiler to
+# The struct engines' hot helpers are C inline functions too large for the compiler to
 # inline by itself (each call costs more than the work it does): there, Cython's inline
 # functions are always inlined, where the compiler knows how (GCC and Clang).
+_ALWAYS_INLINE = [("CYTHON_INLINE", "inline __attribute__((always_inline))")]
 _INLINE_MACROS = (
     {}
     if os.name == "nt"
-    else {"codec._struct": [("CYTHON_INLINE", "inline __attribute__((always_inline))")]}
+    else {name: _ALWAYS_INLINE for name in ("codec._struct", "codec._encode", "codec._decode")}
 )
 
 

@@ -2,14 +2,16 @@
 cimport cython
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject
+from cpython.list cimport PyList_GET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
 from codec._struct cimport (
-    SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct, _encode_error, _has, _is_present, _lone_surrogate, _sized, _slot,
-    _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
+    SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
+    _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot, _type_of,
+    _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
 )
 from codec._varint cimport varint_size, varint_write, write_le
 from codec._wire cimport (
@@ -77,15 +79,15 @@ cdef int _hold(Tape tape, object owner) except -1
 cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
 cpdef Tape measure(object message, bint partial)
-@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object, shape=int,
-               bits=uint64_t, unknown=bytes)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, lent=object_ptr, value=object,
+               shape=int, bits=uint64_t, unknown=bytes)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
 cdef bint _is_set(Struct message, FieldPlan field) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 @cython.locals(sub=MessagePlan)
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
-@cython.locals(start=Py_ssize_t, index=Py_ssize_t, bits=uint64_t)
+@cython.locals(start=Py_ssize_t, index=Py_ssize_t, i=Py_ssize_t)
 cdef int _packed(Tape tape, FieldPlan field, object items) except -1
 cdef void _drop_splices(Tape tape, Py_ssize_t count) noexcept
 @cython.locals(wire_type=int, kind=int, sub=MessagePlan)

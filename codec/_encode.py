@@ -46,6 +46,8 @@ from codec._varint import byte_view
 from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
+    from operator import getitem as PyList_GET_ITEM
+
     from codec._buffer import copy_bytes
     from codec._struct import (
         SHAPE_MESSAGE,
@@ -58,6 +60,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         _encode_error,
         _has,
         _is_present,
+        _lent,
         _lone_surrogate,
         _sized,
         _slot,
@@ -350,18 +353,25 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
         if field.has_bit >= 0 and not _has(message, field.has_bit):
             continue
-        value = _slot(message, field)
-        if value is None or (field.implicit and value is field.default):
-            continue  # unset, an empty container never used, or an implicit field at zero
+        # A number or a str is read where it lies, without a reference: no Python code
+        # runs until it is read (checked_bits holds what it is lent). Anything else is held.
+        lent = _lent(message, field)
+        if cython.cast(object, lent) is None:
+            continue  # unset, or an empty container never used
+        if field.implicit and cython.cast(object, lent) is field.default:
+            continue  # an implicit field at zero
         shape = field.shape
         if shape == SHAPE_NUMBER:
-            bits = scalar_bits(field, field.kind, value)
+            bits = scalar_bits(field, field.kind, cython.cast(object, lent))
             if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
                 _scalar(tape, field, bits)
-        elif shape == SHAPE_TEXT and type(value) is str:
-            _text(tape, field, plan, value, field.implicit)
-        elif shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:
-            _nested(tape, field, field.message, value, depth)
+            continue
+        if shape == SHAPE_TEXT and type(cython.cast(object, lent)) is str:
+            _text(tape, field, plan, cython.cast(object, lent), field.implicit)
+            continue
+        value = cython.cast(object, lent)
+        if shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:
+            _nested(tape, field, field.message, cython.cast(Struct, value), depth)
         elif shape == SHAPE_PACKED and type(value) is list:
             _packed(tape, field, value)
         else:
@@ -433,7 +443,7 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
             for item in value:
                 if type(item) is not sub.cls:
                     raise _not_message(field, plan, item)
-                _nested(tape, field, sub, item, depth)
+                _nested(tape, field, sub, cython.cast(Struct, item), depth)
         else:
             for item in value:
                 _value(tape, field, plan, item, depth, False)
@@ -445,15 +455,31 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     _room(tape, MAX_PREFIX_BYTES + 1)
     tape.used = varint_write(tape.scratch, tape.used, field.tag)
     index = _open(tape)
-    for item in items:
-        bits = scalar_bits(field, field.kind, item)
-        _room(tape, _MAX_SCALAR_BYTES)
-        _bits(tape, field, bits)
+    if type(items) is list:  # its items are read where they lie, as _message reads numbers
+        i = 0
+        while i < len(cython.cast(list, items)):  # the list may change while an item is read
+            _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
+            i += 1
+    else:
+        for item in items:
+            _element(tape, field, item)
     if tape.used == start + field.tag_size + 1:  # no items: nothing is written
         tape.used = start
         _drop_splices(tape, index)
     else:
         _close(tape, index)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _element(tape: Tape, field: FieldPlan, item: Any) -> None:
+    """Put one element of a packed run on the tape."""
+    bits = scalar_bits(field, field.kind, item)
+    _room(tape, _MAX_SCALAR_BYTES)
+    _bits(tape, field, bits)
 
 
 def _drop_splices(tape: Tape, count: int) -> None:
@@ -482,7 +508,7 @@ def _value(
         sub = cython.cast(MessagePlan, field.message)
         if type(value) is not sub.cls:
             raise _not_message(field, plan, value)
-        _nested(tape, field, sub, value, depth)
+        _nested(tape, field, sub, cython.cast(Struct, value), depth)
 
 
 def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth: int) -> None:

@@ -265,6 +265,15 @@ cdef inline object _slot(object message, FieldPlan field):
     return <object>item
 
 
+cdef inline PyObject *_lent(object message, FieldPlan field) noexcept:
+    # the value in field's slot of message, not held (None for an empty slot): only for
+    # reading it before any Python code can run, which may empty the slot
+    cdef PyObject *item = (<slot_ptr>_address(message, field))[0]
+    if item == NULL:
+        return <PyObject *>None
+    return item
+
+
 cdef inline bint _has(Struct message, Py_ssize_t bit) noexcept:
     # whether presence bit ``bit`` of message is set
     if bit < 64:

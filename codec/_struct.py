@@ -285,6 +285,8 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
         except AttributeError:
             return None
 
+    _lent = _slot  # uncompiled, every reference is held
+
     def _has(message: Struct, bit: int) -> bool:
         """Whether presence bit ``bit`` of ``message`` is set."""
         return bool((getattr(message, "_has", 0) >> bit) & 1)

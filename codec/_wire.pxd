@@ -178,8 +178,8 @@ cdef inline object fixed_value_of(int kind, uint64_t bits):
 
 
 # The value of a scalar to write (see _wire.py).
-@cython.locals(number=double)
-cdef uint64_t checked_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE
+@cython.locals(number=double, value=object)
+cdef uint64_t checked_bits(object owner, int kind, object lent) except? 0xFFFFFFFFFFFFFFFE
 @cython.locals(signed=cython.longlong, overflow=int, unsigned=uint64_t)
 cdef uint64_t integer_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE
 cdef object integer_of(object owner, int kind, object value, bint assigning)

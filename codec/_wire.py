@@ -213,12 +213,15 @@ if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they a
         return checked_bits(owner, kind, value)
 
 
-def checked_bits(owner: object, kind: int, value: object) -> int:
+def checked_bits(owner: object, kind: int, lent: object) -> int:
     """The bits written for any ``value`` in a scalar field of ``kind``, checked.
 
     Compiled, :func:`scalar_bits` reads an exact int or float inline and
-    calls this for any other value.
+    calls this for any other value, which it may only lend: the slot it came
+    from may be emptied by the Python code run here (a value's ``__index__``),
+    so the value is held first.
     """
+    value = lent  # compiled: a reference of its own
     if kind in (DOUBLE, FLOAT):
         number = value if type(value) is float else real_of(owner, kind, value, False)
         return float64_bits(number) if kind == DOUBLE else float32_bits(number)

@@ -408,6 +408,26 @@ def test_a_long_string_dropped_after_it_was_read_is_still_written() -> None:
     assert codec.encode(message) == codec.encode(AllTypes(f_string="y" * 5000, f_2047=1))
 
 
+def test_a_number_that_empties_its_own_slot_while_read_is_still_written() -> None:
+    """The encoder reads a number where it lies, without a reference: one that is not an
+    exact int must be held while its ``__index__`` runs, or freeing it there is a
+    use-after-free (the sanitized suite runs this test)."""
+    message = AllTypes()
+    put(message, "f_int64", Trigger(7, lambda: setattr(message, "f_int64", 1)))
+    put(message, "o_int32", Trigger(5, lambda: message.ClearField("o_int32")))
+    assert codec.encode(message) == codec.encode(AllTypes(f_int64=7, o_int32=5))
+    assert message.f_int64 == 1 and not message.HasField("o_int32")
+
+
+def test_a_packed_element_that_empties_its_list_while_read_is_still_written() -> None:
+    items: list[Any] = []
+    items.extend([1, Trigger(2, items.clear), 3])  # the list holds the Trigger's only reference
+    message = AllTypes(p_int32=[0])
+    put(message, "p_int32", items)
+    assert codec.encode(message) == codec.encode(AllTypes(p_int32=[1, 2]))
+    assert items == []
+
+
 def test_a_bytearray_cannot_be_resized_once_read() -> None:
     """The tape keeps a view of a long bytearray until it is written."""
     data = bytearray(b"z" * 500)

@@ -42,6 +42,8 @@ from codec.errors import (
 if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and constants
     from codec._buffer import uninitialised
     from codec._struct import (
+        SHAPE_NUMBER,
+        SHAPE_TEXT,
         _container,
         _field_numbered,
         _plan_of_class,
@@ -211,6 +213,10 @@ def decode_message(
                 break
             stray_end_group(tag >> 3, start, state.base)
         field = _field_numbered(plan, tag >> 3)
+        if field is not None and _plain(field, tag & 7):  # the common case, without a call
+            _set_field(plan, message, field, _read_value(field, data, pos, end, state))
+            pos = state.after
+            continue
         if field is not None:
             after = _decode_field(field, plan, message, data, pos, end, tag & 7, state, depth)
             if after >= 0:
@@ -239,6 +245,24 @@ def decode_message(
     if unknown is not None:
         message._unknown = bytes(unknown)
     return pos
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, wire=cython.int)
+@cython.returns(cython.bint)
+@cython.exceptval(check=False)
+def _plain(field: FieldPlan, wire: int) -> bool:
+    """Whether a field is a singular number or string, on the wire as it is declared.
+
+    Its value is read and stored as :func:`_decode_field` would, but for
+    closed enums, whose undeclared values go to the unknown fields.
+    """
+    return (
+        (field.shape == SHAPE_NUMBER or field.shape == SHAPE_TEXT)
+        and wire == field.wire_type
+        and field.closed_enum is None
+    )
 
 
 def _check_nesting(state: Decoding, depth: int, pos: int) -> None:

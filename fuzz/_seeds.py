@@ -1,6 +1,6 @@
 """Seed material for the wire, struct, round trip and lifetime targets (used by make_corpus.py).
 
-Catalogue rows are those of ``reliability_anchors.md`` §1.3-1.5, as bytes. The
+Catalogue rows are those of ``docs/bad-inputs.md`` (T, S and P), as bytes. The
 struct rows are written for ``everything.AllTypes`` (the first root type), whose
 field numbers follow the catalogue's assumptions: 1 int32, 7 fixed32, 8 fixed64,
 14 string, 18 a sub-message, 41 packed int32, 47 packed fixed32, 53 packed bool,

@@ -18,7 +18,7 @@ returns which case an input fell in (used for the agreement figures):
 Intended divergences (``tests/test_structs_differential.py`` tests each one):
 
 1. a 10-byte varint value whose 10th byte is > 1: upb drops the extra bits,
-   codec rejects (``VarintError``; ``reliability_anchors.md`` V3);
+   codec rejects (``VarintError``; catalogue V3, ``docs/bad-inputs.md``);
 2. invalid UTF-8 in a proto2 ``string``: upb keeps bytes, codec may reject;
 3. float32 signalling NaNs come out quieted (a Python float cannot hold them);
 4. field number 0 in a message type with no fields: upb keeps it as unknown,

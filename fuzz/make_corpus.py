@@ -1,7 +1,7 @@
 """Write the seed corpora under ``fuzz/corpus/<target>/`` (deterministic, tiny).
 
 Seeds: valid frames and varints, every catalogue vector V1-V4 and F1-F5
-(``reliability_anchors.md`` sections 1.1 and 1.2) and an empty input, wrapped
+(``docs/bad-inputs.md``) and an empty input, wrapped
 in each target's input layout (see the target's docstring); for the wire and
 struct targets, valid messages of each root type and the catalogue rows T1-T4,
 S1-S5, P1-P6 and P8 (section 1.3-1.5); for the round trip and buffer lifetime

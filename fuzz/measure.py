@@ -5,7 +5,7 @@ Usage::
     python fuzz/measure.py [figure ...] [--corpus DIR ...] [--inputs N]
     CODEC_PURE_PYTHON=1 python fuzz/measure.py depth      # the uncompiled build
 
-Figures (``reliability_anchors.md`` §5; all by default, in this order):
+Figures (SECURITY.md names them D3-D7; all by default, in this order):
 
 * ``split`` (D3): every stream of the frame decoder's corpora decoded whole,
   one byte at a time, at every 2-way split and in 100 random chunkings, via

@@ -3,7 +3,7 @@
 
 What is checked, in both builds (compiled core and ``CODEC_PURE_PYTHON=1``):
 
-* every frame-level row of the bad-input catalogue (``reliability_anchors.md``
+* every frame-level row of the bad-input catalogue (``docs/bad-inputs.md``
   section 1.2, F1-F7; F8 is a wire-layer row and lives with the wire tests) and
   the varint rows that apply to a frame prefix (V1-V4), each with its error
   class, stream offset and attributes;

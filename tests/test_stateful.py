@@ -2,7 +2,7 @@
 
 One machine drives an encoder and a decoder joined by a "wire" (the bytes the
 encoder has flushed that the decoder has not yet received), next to a model:
-the payloads encoded, flushed, received. Rules (``reliability_anchors.md``
+the payloads encoded, flushed, received. Rules (``docs/bad-inputs.md``
 §3.4): ``encode`` (a raw payload with ``write``, a struct with ``encode``, or a
 frame written field by field with ``frame()``), ``flush`` (take the encoder's
 bytes, then ``clear``), ``feed`` some wire bytes (``feed`` or

@@ -22,7 +22,7 @@ reference, against upb (google.protobuf):
 * the must-accept inputs: non-minimal varints, packed and unpacked input for
   one field, last value wins, sub-messages merge, wrong wire type kept as an
   unknown field, int32 truncation, any non-zero bool;
-* the bad-input catalogue (``reliability_anchors.md``): T5 and P1-P8 as
+* the bad-input catalogue (``docs/bad-inputs.md``): T5 and P1-P8 as
   asked, plus T1-T4 and S1-S3, each with its error class and offset; the
   depth limit (100 nested messages accepted, 101 rejected, as upb; 100,000
   levels rejected at once, through fields, repeated fields, maps and unknown
@@ -1167,7 +1167,7 @@ def test_numpy_gives_packed_fields_as_arrays() -> None:
     assert all(type(getattr(plain, name)) is list for name in values)
 
 
-# --- must-accept inputs (reliability_anchors.md P7, V4, V5, T5) -----------------------------------
+# --- must-accept inputs (catalogue P7, V4, V5, T5) ------------------------------------------------
 
 INT64_MAX_VARINT = varint(2**63 - 1)
 

@@ -23,10 +23,10 @@ with at most one member, required fields always, recursion bounded). Then:
 Intended divergences (each has a detector below and a test of its own; every
 other difference fails):
 
-1. **Varint overflow** (``reliability_anchors.md`` V3): a 10-byte varint whose
+1. **Varint overflow** (catalogue V3, ``docs/bad-inputs.md``): a 10-byte varint whose
    10th byte is > 1 (a value >= 2**64). upb drops the extra bits and accepts;
    codec rejects it with ``VarintError`` at the varint's first byte (the Go
-   ``protowire`` rule, DESIGN.md "Varint profiles"). Applies to values and to
+   ``protowire`` rule, the varint profiles of ``codec.varint``). Applies to values and to
    lengths (upb rejects those too, so only values diverge).
 2. **Invalid UTF-8 in a proto2 ``string`` field.** upb does not validate
    proto2 strings (Python then sees ``bytes``); codec may reject them with a

@@ -7,7 +7,7 @@ What is checked, in both builds (compiled core and ``CODEC_PURE_PYTHON=1``):
   valid input (minimal and padded encodings), and the one intended divergence
   (a 10th byte above 1 is rejected here, masked by protobuf);
 * every varint row V1-V8 of the bad-input catalogue
-  (``reliability_anchors.md`` section 1.1) with its error class and offset;
+  (``docs/bad-inputs.md``) with its error class and offset;
 * the strict (multiformats unsigned-varint) profile;
 * offsets, range and type checks, and that a failed write leaves the buffer untouched;
 * every supported buffer type, and the rejected ones;

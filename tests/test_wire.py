@@ -14,7 +14,7 @@ What is checked, in both builds (compiled core and ``CODEC_PURE_PYTHON=1``):
   to upb's bytes for the same repeated field, dtype checks, sequences;
 * ``FrameEncoder.frame()`` through ``FrameDecoder``, its limit and rollback;
 * hypothesis round trips writer -> reader and writer -> upb;
-* the wire rows of the bad-input catalogue (``reliability_anchors.md`` 1.3-1.5:
+* the wire rows of the bad-input catalogue (``docs/bad-inputs.md``:
   T1-T6, S1-S5, P1-P5) through ``WireReader``, each with its error class and
   offset, plus the inputs that must be accepted (non-minimal varints and
   tags, wire types that do not match any schema, reserved field numbers);

@@ -50,8 +50,8 @@ def bench(args: argparse.Namespace) -> int:
         "These are same-run ratios on this machine: every row was timed in this process, "
         "interleaved\nround by round with its group's baseline; 'x baseline' divides the "
         "baseline's best round by\nthe row's (median rounds in parentheses; when the two "
-        "disagree, the machine was busy).\nAbsolute ns/msg describe this run only. Targets "
-        "are DESIGN.md's, for the compiled build."
+        "disagree, the machine was busy).\nAbsolute ns/msg describe this run only. The "
+        "README's Performance section gives the targets, for the compiled build."
     )
     return 0
 

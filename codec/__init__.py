@@ -7,11 +7,13 @@ older sources, is replaced by the uncompiled source with a
 :class:`PurePythonWarning` (an ``ImportError`` with ``CODEC_REQUIRE_COMPILED=1``).
 """
 
+import sys
+
 from codec import _pure
 
 _pure.install()
 
-from codec import _buffer, _decode, _encode, _struct, _varint, framing, varint, wire  # noqa: E402
+from codec import varint  # noqa: E402
 from codec._json import from_dict, from_json, to_dict, to_json  # noqa: E402
 from codec._pure import PurePythonWarning  # noqa: E402
 from codec.errors import (  # noqa: E402
@@ -58,9 +60,7 @@ from codec.wire import (  # noqa: E402
 )
 
 #: True when every module of the compiled core is loaded (not their .py source).
-COMPILED: bool = all(
-    module.COMPILED for module in (_varint, _buffer, _struct, _encode, _decode, wire, framing)
-)
+COMPILED: bool = all(sys.modules[name].COMPILED for name in _pure.CORE_MODULES)
 
 __version__ = "0.1.0"
 

@@ -51,7 +51,7 @@ COMPILED_MODULES = (
 
 # Imported as soon as the build is chosen; the profiler's recorder is loaded
 # with its package, on first use.
-_CORE_MODULES = tuple(name for name in COMPILED_MODULES if name.count(".") == 1)
+CORE_MODULES = tuple(name for name in COMPILED_MODULES if name.count(".") == 1)
 
 # Next to an extension module, the file holding the SHA-256 of its sources.
 RECORD_SUFFIX = ".source-sha256"
@@ -153,7 +153,7 @@ def install() -> None:
         return
     try:
         _use({name: _extension(name) for name in COMPILED_MODULES})
-        for name in _CORE_MODULES:
+        for name in CORE_MODULES:
             importlib.import_module(name)
         return
     except ImportError as exc:

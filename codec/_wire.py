@@ -36,6 +36,8 @@ except ImportError:  # the uncompiled build does not need Cython
 
 from codec.errors import DepthLimitError, EncodeError, TruncatedError, WireFormatError
 
+COMPILED: bool = cython.compiled
+
 if not cython.compiled:  # compiled, _wire.pxd cimports these
     from codec._varint import (
         Bytes,

@@ -30,6 +30,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,23 @@ def run_python(code: str, pure: str | None) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
+
+
+def test_the_compiled_modules_are_listed_once() -> None:
+    """``COMPILED_MODULES`` is the one list: the modules with a ``.pxd`` beside them, the lint
+    exceptions for their C names, and what ``codec.COMPILED`` covers all follow it."""
+    package = REPO_ROOT / "codec"
+    with_pxd = {
+        ".".join(("codec", *path.relative_to(package).with_suffix("").parts))
+        for path in package.rglob("*.pxd")
+    }
+    assert with_pxd == set(COMPILED_MODULES)
+    lint = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    c_names = {path for path, codes in lint["per-file-ignores"].items() if "F821" in codes}
+    assert c_names == {name.replace(".", "/") + ".py" for name in COMPILED_MODULES}
+    core = codec._pure.CORE_MODULES  # loaded with codec; the profiler's recorder with it
+    assert set(core) == {name for name in COMPILED_MODULES if not name.startswith("codec.profiler")}
+    assert [sys.modules[name].COMPILED for name in core] == [codec.COMPILED] * len(core)
 
 
 def test_compiled_flag_follows_environment() -> None:

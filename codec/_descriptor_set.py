@@ -56,7 +56,7 @@ _WELL_KNOWN_MODULES = (
 #: The pool of the files of generated modules, each added once by :func:`add_shared`.
 SHARED_POOL = descriptor_pool.DescriptorPool()
 _shared: dict[str, tuple[bytes, str | None]] = {}  # file name: (its content, its module)
-_adding = threading.Lock()  # held while a file is added to SHARED_POOL
+_adding = threading.RLock()  # held while files are added to SHARED_POOL (imports first)
 
 
 class SchemaError(ValueError):

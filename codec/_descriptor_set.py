@@ -35,7 +35,7 @@ from pathlib import Path
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf import message as pb_message
-from google.protobuf.descriptor import Descriptor, FileDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
 
 # Files a descriptor set may import without holding them: protobuf ships them.
 _WELL_KNOWN_MODULES = (
@@ -203,6 +203,12 @@ def add_shared(file: descriptor_pb2.FileDescriptorProto, module: str | None) -> 
                 f"content (from {known[1] or 'protobuf'}): regenerate the modules of one schema"
             )
     return SHARED_POOL.FindFileByName(file.name)
+
+
+def path_in_file(descriptor: Descriptor | EnumDescriptor) -> str:
+    """A type's name in its file, its package left out: ``ChatMessage.Reaction``."""
+    package = descriptor.file.package
+    return descriptor.full_name[len(package) + 1 :] if package else descriptor.full_name
 
 
 def shared_module(file: FileDescriptor) -> str | None:

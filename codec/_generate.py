@@ -19,11 +19,11 @@ types is declared as a :class:`codec.Message` (or an ``IntEnum``).
 
 The text is what ``ruff format`` makes of it at its default settings, and
 passes ``ruff check``; the same set gives the same bytes. The module uses
-the names starting with ``_`` in :data:`RESERVED` and the dependencies'
-aliases; a schema that uses one of them is refused. A field named as a
-Python keyword or as a :class:`codec.Message` attribute is left out of the
-declarations (``getattr`` still reads it), as is a type or enum value named
-as a keyword.
+the names in :data:`RESERVED` and the aliases of the modules it imports
+(``_user_structs``); a schema that uses one of them is refused. A field or
+type named as a Python keyword or as a :class:`codec.Message` attribute is
+left out of the declarations (``getattr`` still reads a field), as is an
+enum value named as a keyword or an ``IntEnum`` attribute.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from codec._descriptor_set import (
     SchemaError,
     build_schema,
     content,
+    path_in_file,
     well_known_file,
 )
 from codec._message import Message
@@ -224,7 +225,7 @@ class _Module:
 
     def _ref(self, descriptor: Descriptor | EnumDescriptor, members: set[str]) -> str:
         """An expression naming the class of ``descriptor`` in a scope with ``members``."""
-        path = _path(descriptor)
+        path = path_in_file(descriptor)
         if not all(_declared(part) for part in path.split(".")):
             return self._generic(descriptor)
         if descriptor.file.name == self.file.name:
@@ -404,18 +405,13 @@ def _members(message: Descriptor) -> set[str]:
     return names
 
 
-def _path(descriptor: Descriptor | EnumDescriptor) -> str:
-    """The path of a type's class in its module: ``ChatMessage.Reaction``."""
-    package = descriptor.file.package
-    return descriptor.full_name[len(package) + 1 :] if package else descriptor.full_name
-
-
 def _declared(name: str) -> bool:
     """Whether a type or field of this name is declared (see the module docstring)."""
     return not keyword.iskeyword(name) and name not in _MESSAGE_NAMES
 
 
 def _declared_value(name: str) -> bool:
+    """Whether an enum value of this name is declared (see the module docstring)."""
     return not keyword.iskeyword(name) and name not in _ENUM_NAMES and not name.startswith("__")
 
 

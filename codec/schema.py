@@ -47,7 +47,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from codec import _struct, _wire
 from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
-from codec._descriptor_set import build_schema, message_types, shared_module
+from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._message import Message, check_required, requires
@@ -137,9 +137,7 @@ def _origin(descriptor: Any) -> tuple[str, str]:
     module = shared_module(descriptor.file)
     if module is None:
         return "codec.structs", descriptor.full_name
-    package = descriptor.file.package
-    path = descriptor.full_name[len(package) + 1 :] if package else descriptor.full_name
-    return module, path
+    return module, path_in_file(descriptor)
 
 
 def load_structs(source: Any) -> dict[str, type]:

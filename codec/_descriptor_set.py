@@ -58,6 +58,16 @@ SHARED_POOL = descriptor_pool.DescriptorPool()
 _shared: dict[str, tuple[bytes, str | None]] = {}  # file name: (its content, its module)
 _adding = threading.RLock()  # held while files are added to SHARED_POOL (imports first)
 
+#: The modules of codec.wellknown, by the file of protobuf's each is made from
+#: (descriptor.proto, which changes with protobuf, has none).
+WELL_KNOWN_STRUCTS = {
+    f"google/protobuf/{name.removesuffix('_pb2')}.proto": (
+        f"codec.wellknown.{name.removesuffix('_pb2')}_structs"
+    )
+    for name in _WELL_KNOWN_MODULES
+    if name != "descriptor_pb2"
+}
+
 
 class SchemaError(ValueError):
     """A descriptor set that cannot be read or built, or a type it does not define."""

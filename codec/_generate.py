@@ -39,7 +39,7 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 
 from codec._descriptor_set import (
-    _WELL_KNOWN_MODULES,
+    WELL_KNOWN_STRUCTS,
     SchemaError,
     build_schema,
     content,
@@ -49,7 +49,6 @@ from codec._descriptor_set import (
 from codec._message import Message
 
 COMMAND = "python -m codec generate"
-WELL_KNOWN_PACKAGE = "codec.wellknown"
 #: Names a generated module uses itself, beside the aliases of its imports.
 RESERVED = frozenset(
     ("TYPE_CHECKING", "_FILE", "_builtins", "_classes", "_codec", "_enum", "_generated", "_self")
@@ -64,12 +63,6 @@ _SCALARS = {
 }
 _MESSAGE_NAMES = frozenset(dir(Message))
 _ENUM_NAMES = frozenset(dir(enum.IntEnum))
-#: Protobuf's files with a module in codec.wellknown; descriptor.proto changes with protobuf.
-WELL_KNOWN_FILES = tuple(
-    f"google/protobuf/{name.removesuffix('_pb2')}.proto"
-    for name in _WELL_KNOWN_MODULES
-    if name != "descriptor_pb2"
-)
 
 
 def module_name(file_name: str) -> str | None:
@@ -79,8 +72,8 @@ def module_name(file_name: str) -> str | None:
     as protoc's Python modules have it); ``google/protobuf/timestamp.proto``
     is ``codec.wellknown.timestamp_structs``.
     """
-    if file_name in WELL_KNOWN_FILES:
-        return f"{WELL_KNOWN_PACKAGE}.{Path(file_name).stem}_structs"
+    if file_name in WELL_KNOWN_STRUCTS:
+        return WELL_KNOWN_STRUCTS[file_name]
     if well_known_file(file_name) is not None:
         return None
     parts = file_name.removesuffix(".proto").replace("-", "_").split("/")
@@ -102,7 +95,7 @@ def generate(descriptor_set: descriptor_pb2.FileDescriptorSet, source: str) -> d
     written: dict[str, str] = {}
     for file in descriptor_set.file:
         module = module_name(file.name)
-        if module is None or file.name in WELL_KNOWN_FILES:
+        if module is None or file.name in WELL_KNOWN_STRUCTS:
             continue
         descriptor = schema.pool.FindFileByName(file.name)
         parts = module.split(".")
@@ -129,16 +122,14 @@ def write(modules: dict[str, str], out: Path) -> list[Path]:
 def well_known_modules() -> dict[str, str]:
     """The modules of :mod:`codec.wellknown`, by file name (``timestamp_structs.py``)."""
     descriptor_set = descriptor_pb2.FileDescriptorSet()
-    for name in WELL_KNOWN_FILES:
+    for name in WELL_KNOWN_STRUCTS:
         file = well_known_file(name)
         if file is None:  # pragma: no cover - protobuf ships each of them
             raise SchemaError(f"protobuf does not ship {name}")
         descriptor_set.file.append(file)
     schema = build_schema(descriptor_set, "protobuf's well-known files")
     modules = {}
-    for name in WELL_KNOWN_FILES:
-        module = module_name(name)
-        assert module is not None
+    for name, module in WELL_KNOWN_STRUCTS.items():
         text = render(schema.pool.FindFileByName(name), module, name)
         modules[module.rpartition(".")[2] + ".py"] = text
     return modules

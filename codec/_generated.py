@@ -4,7 +4,8 @@ Strategy: a generated module holds its ``.proto`` file as a serialized
 ``FileDescriptorProto`` (a module of :mod:`codec.wellknown` holds the name
 of one of protobuf's own files instead, whose descriptor protobuf has) and
 calls :func:`load` once, after importing the modules of the files it
-imports. The file goes into the one pool codec keeps for generated modules
+imports (the :mod:`codec.wellknown` modules of protobuf's files are imported
+here too, so their classes are always named after them). The file goes into the one pool codec keeps for generated modules
 (:func:`codec._descriptor_set.add_shared`), so a type a file imports is the
 class of the importing file's module too, and :func:`codec.load_structs`
 gives the same classes for a descriptor set of the same files. The classes
@@ -14,11 +15,12 @@ name them after the module, so they pickle by name.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from codec._descriptor_set import SchemaError, add_shared, well_known_file
+from codec._descriptor_set import WELL_KNOWN_STRUCTS, SchemaError, add_shared, well_known_file
 from codec.schema import enum_class, struct
 
 __all__ = ["load"]
@@ -36,6 +38,9 @@ def load(module: str, file: bytes | str) -> dict[str, Any]:
             raise SchemaError(f"{module}: protobuf does not ship {file}")
     else:
         proto = descriptor_pb2.FileDescriptorProto.FromString(file)
+    for dependency in proto.dependency:  # in case its module was not imported first
+        if dependency in WELL_KNOWN_STRUCTS:  # its classes are named after it
+            importlib.import_module(WELL_KNOWN_STRUCTS[dependency])
     descriptor = add_shared(proto, module)
     classes: dict[str, Any] = {}
     for name, message in descriptor.message_types_by_name.items():

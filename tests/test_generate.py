@@ -19,6 +19,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -204,6 +205,36 @@ def test_a_module_of_other_content_for_a_file_in_the_pool_is_refused(
     chat_file.message_type[0].field[0].name = "identifier"
     with pytest.raises(SchemaError, match=r"elsewhere: dropin/chat\.proto is already in the pool"):
         _generated.load("elsewhere", chat_file.SerializeToString())
+
+
+def test_threads_loading_one_module_at_once_get_the_same_classes() -> None:
+    file = descriptor_pb2.FileDescriptorProto(name="concurrent/x.proto", package="concurrent")
+    file.dependency.append("google/protobuf/duration.proto")  # added first, by name
+    message = file.message_type.add(name="X")
+    message.field.add(
+        name="d",
+        number=1,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+        type_name=".google.protobuf.Duration",
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
+    data = file.SerializeToString()
+    start = threading.Barrier(8)
+    got: list[Any] = []
+
+    def load() -> None:
+        start.wait()
+        got.append(_generated.load("concurrent.x_structs", data)["X"])
+
+    threads = [threading.Thread(target=load) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(got) == 8 and all(cls is got[0] for cls in got)
+    assert got[0].__module__ == "concurrent.x_structs"
+    duration = codec.struct(got[0].DESCRIPTOR.fields_by_name["d"].message_type)
+    assert duration.__module__ == "codec.wellknown.duration_structs"
 
 
 def test_names_nesting_and_constants(chat: ModuleType, user: ModuleType) -> None:

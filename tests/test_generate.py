@@ -207,6 +207,12 @@ def test_a_module_of_other_content_for_a_file_in_the_pool_is_refused(
         _generated.load("elsewhere", chat_file.SerializeToString())
 
 
+def test_a_module_whose_import_is_in_no_module_is_refused() -> None:
+    file = descriptor_pb2.FileDescriptorProto(name="needs/x.proto", dependency=["not/there.proto"])
+    with pytest.raises(SchemaError, match=r"needs\.x_structs: needs/x\.proto imports not/there"):
+        _generated.load("needs.x_structs", file.SerializeToString())
+
+
 def test_threads_loading_one_module_at_once_get_the_same_classes() -> None:
     file = descriptor_pb2.FileDescriptorProto(name="concurrent/x.proto", package="concurrent")
     file.dependency.append("google/protobuf/duration.proto")  # added first, by name

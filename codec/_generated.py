@@ -4,8 +4,9 @@ Strategy: a generated module holds its ``.proto`` file as a serialized
 ``FileDescriptorProto`` (a module of :mod:`codec.wellknown` holds the name
 of one of protobuf's own files instead, whose descriptor protobuf has) and
 calls :func:`load` once, after importing the modules of the files it
-imports (the :mod:`codec.wellknown` modules of protobuf's files are imported
-here too, so their classes are always named after them). The file goes into the one pool codec keeps for generated modules
+imports (the :mod:`codec.wellknown` modules of protobuf's files are
+imported here too, so their classes are always named after them). The file
+goes into the one pool codec keeps for generated modules
 (:func:`codec._descriptor_set.add_shared`), so a type a file imports is the
 class of the importing file's module too, and :func:`codec.load_structs`
 gives the same classes for a descriptor set of the same files. The classes

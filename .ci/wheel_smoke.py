@@ -21,7 +21,12 @@ import codec
 package = Path(codec.__file__).parent
 assert package.is_relative_to(sys.prefix), f"codec imported from {package}, not the install"
 assert codec.COMPILED
-for name in ("py.typed", "profiler/profiler.proto", "profiler/perfetto_trace.proto"):
+for name in (
+    "py.typed",
+    "profiler/profiler.proto",
+    "profiler/perfetto_trace.proto",
+    "wellknown/timestamp_structs.py",  # the modules generated ones import
+):
     assert (package / name).is_file(), f"{name} is not installed"
 assert not list(package.rglob("*.c")), "the wheel holds C sources"
 

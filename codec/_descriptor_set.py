@@ -1,28 +1,41 @@
-"""Descriptor sets: a serialized ``FileDescriptorSet`` built into a pool of its own.
+"""Descriptor sets: a serialized ``FileDescriptorSet`` built into a descriptor pool.
 
 Strategy: one loader for every caller that takes a schema as a descriptor
-set (:func:`codec.load_structs` and the ``dump`` and ``encode`` commands), so
-each rule lives once. The files of a set are added to a new
-``DescriptorPool`` in dependency order, whatever order the set lists them
-in; an import the set does not hold is taken from the files protobuf ships
+set (:func:`codec.load_structs`, the ``dump``, ``encode`` and ``generate``
+commands), so each rule lives once. The files of a set are put in
+dependency order, whatever order the set lists them in; an import the set
+does not hold is taken from the files protobuf ships
 (``google/protobuf/*.proto``), so a set written without
 ``--include_imports`` still loads when it only imports well-known types.
 Anything else (a missing import, circular imports, a file the pool refuses)
 is a :class:`SchemaError` naming the set and the file. The message types of
 a set are those of its own files, nested ones included, map entries left
 out (:func:`message_types`, also the rule for a ``_pb2`` module).
+
+Generated modules (``python -m codec generate``) add their files to one pool
+that codec keeps for them, :data:`SHARED_POOL`, each file once, with the
+name of the module it came from. :func:`build_schema` decides, here and
+nowhere else, when a set is built into that pool: when every file the set
+needs is there already with the same content (source locations and
+comments aside), the set's schema is that pool's, so ``load_structs`` gives
+the classes of the generated modules; otherwise the set gets a new pool.
+The shared pool only grows, and a file in it never changes.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterable, Iterator
+import importlib.resources
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf import message as pb_message
-from google.protobuf.descriptor import Descriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
 
 # Files a descriptor set may import without holding them: protobuf ships them.
 _WELL_KNOWN_MODULES = (
@@ -38,6 +51,22 @@ _WELL_KNOWN_MODULES = (
     "type_pb2",
     "wrappers_pb2",
 )
+
+
+#: The pool of the files of generated modules, each added once by :func:`add_shared`.
+SHARED_POOL = descriptor_pool.DescriptorPool()
+_shared: dict[str, tuple[bytes, str | None]] = {}  # file name: (its content, its module)
+_adding = threading.RLock()  # held while files are added to SHARED_POOL (imports first)
+
+#: The modules of codec.wellknown, by the file of protobuf's each is made from
+#: (descriptor.proto, which changes with protobuf, has none).
+WELL_KNOWN_STRUCTS = {
+    f"google/protobuf/{name.removesuffix('_pb2')}.proto": (
+        f"codec.wellknown.{name.removesuffix('_pb2')}_structs"
+    )
+    for name in _WELL_KNOWN_MODULES
+    if name != "descriptor_pb2"
+}
 
 
 class SchemaError(ValueError):
@@ -84,6 +113,11 @@ class Schema:
 
 def load_schema(path: str) -> Schema:
     """Read a serialized ``FileDescriptorSet`` from a file and build it (:func:`build_schema`)."""
+    return build_schema(read_set(path), path)
+
+
+def read_set(path: str) -> descriptor_pb2.FileDescriptorSet:
+    """The ``FileDescriptorSet`` serialized in a file; a :class:`SchemaError` if it is not one."""
     try:
         with open(path, "rb") as file:
             data = file.read()
@@ -98,24 +132,26 @@ def load_schema(path: str) -> Schema:
             f"{path} is not a serialized FileDescriptorSet "
             "(write one with: protoc --include_imports --descriptor_set_out=FILE ...)"
         )
-    return build_schema(descriptor_set, path)
+    return descriptor_set
 
 
 def build_schema(descriptor_set: descriptor_pb2.FileDescriptorSet, source: str) -> Schema:
-    """Build the files of ``descriptor_set`` into a new pool, imports first.
+    """Build the files of ``descriptor_set``, imports first, into a pool.
 
-    ``source`` names the set in the errors.
+    That pool is :data:`SHARED_POOL` when every file the set needs is there
+    with the same content (:func:`content`), so its classes are those of
+    the generated modules; else a new pool. ``source`` names the set in the
+    errors.
     """
     files = {file.name: file for file in descriptor_set.file}
-    pool = descriptor_pool.DescriptorPool()
-    added: set[str] = set()
+    needed: dict[str, descriptor_pb2.FileDescriptorProto] = {}  # in dependency order
 
     def add(name: str, importer: str, chain: tuple[str, ...]) -> None:
-        if name in added:
+        if name in needed:
             return
         if name in chain:
             raise SchemaError(f"{source}: circular imports: {' -> '.join((*chain, name))}")
-        file = files.get(name) or _well_known_file(name)
+        file = files.get(name) or well_known_file(name)
         if file is None:
             raise SchemaError(
                 f"{source}: {importer} imports {name}, which the set does not hold "
@@ -123,19 +159,114 @@ def build_schema(descriptor_set: descriptor_pb2.FileDescriptorSet, source: str) 
             )
         for dependency in file.dependency:
             add(dependency, name, (*chain, name))
-        try:
-            pool.Add(file)
-        except Exception as exc:  # upb raises TypeError, the Python backend others
-            raise SchemaError(f"{source}: cannot build {name}: {exc}") from None
-        added.add(name)
+        needed[name] = file
 
     for name in files:
         add(name, source, ())
+    if all(_shared.get(name, (None,))[0] == content(file) for name, file in needed.items()):
+        pool = SHARED_POOL
+    else:
+        pool = descriptor_pool.DescriptorPool()
+        for name, file in needed.items():
+            _add_to(pool, file, f"{source}: cannot build {name}")
     tops = (
         top for name in files for top in pool.FindFileByName(name).message_types_by_name.values()
     )
     found = {descriptor.full_name: descriptor for descriptor in message_types(tops)}
     return Schema(source, pool, dict(sorted(found.items())))
+
+
+def content(file: descriptor_pb2.FileDescriptorProto) -> bytes:
+    """What a file says, as bytes to compare: its serialization without source locations."""
+    if file.HasField("source_code_info"):
+        stripped = descriptor_pb2.FileDescriptorProto()
+        stripped.CopyFrom(file)
+        stripped.ClearField("source_code_info")
+        file = stripped
+    return file.SerializeToString(deterministic=True)
+
+
+def add_shared(file: descriptor_pb2.FileDescriptorProto, module: str | None) -> FileDescriptor:
+    """Add the file of generated module ``module`` to :data:`SHARED_POOL`, unless it is there.
+
+    Its imports must be there already (a generated module imports the modules
+    of its imports first), or be files protobuf ships, added as they are
+    needed. The same name with other content is a :class:`SchemaError`.
+    """
+    with _adding:
+        known = _shared.get(file.name)
+        if known is None:
+            for dependency in file.dependency:
+                if dependency not in _shared:
+                    well_known = well_known_file(dependency)
+                    if well_known is None:
+                        raise SchemaError(
+                            f"{module}: {file.name} imports {dependency}, which is in no "
+                            "generated module imported before it"
+                        )
+                    add_shared(well_known, None)
+            _add_to(SHARED_POOL, file, f"{module}: cannot add {file.name}")
+            _shared[file.name] = (content(file), module)
+        elif known[0] != content(file):
+            raise SchemaError(
+                f"{module}: {file.name} is already in the pool of generated modules, with other "
+                f"content (from {known[1] or 'protobuf'}): regenerate the modules of one schema"
+            )
+    return SHARED_POOL.FindFileByName(file.name)
+
+
+def path_in_file(descriptor: Descriptor | EnumDescriptor) -> str:
+    """A type's name in its file, its package left out: ``ChatMessage.Reaction``."""
+    package = descriptor.file.package
+    return descriptor.full_name[len(package) + 1 :] if package else descriptor.full_name
+
+
+def shared_module(file: FileDescriptor) -> str | None:
+    """The generated module ``file`` came from, if it is a file of :data:`SHARED_POOL`."""
+    if file.pool is not SHARED_POOL:
+        return None
+    return _shared.get(file.name, (b"", None))[1]
+
+
+def _add_to(
+    pool: descriptor_pool.DescriptorPool, file: descriptor_pb2.FileDescriptorProto, failure: str
+) -> None:
+    try:
+        pool.Add(file)
+    except Exception as exc:  # upb raises TypeError, the Python backend others
+        raise SchemaError(f"{failure}: {exc}") from None
+
+
+def compile_protos(proto_files: Sequence[str], include_dirs: Sequence[str]) -> bytes:
+    """The serialized ``FileDescriptorSet`` of ``.proto`` files, imports included.
+
+    Compiled in-process by ``grpc_tools.protoc`` (the ``grpcio-tools``
+    package), each file named relative to one of ``include_dirs``; the
+    well-known files come from the copies that package ships. protoc's own
+    messages go to stderr; a failure is a :class:`SchemaError`.
+    """
+    try:
+        from grpc_tools import protoc  # type: ignore[import-untyped]
+    except ImportError:
+        raise SchemaError(
+            "compiling .proto files needs grpcio-tools (pip install grpcio-tools); "
+            "or give a descriptor set written by protoc --include_imports --descriptor_set_out"
+        ) from None
+    well_known = importlib.resources.files("grpc_tools") / "_proto"
+    with tempfile.TemporaryDirectory(prefix="codec-protoc-") as tmp:
+        out = Path(tmp) / "set.pb"
+        args = [
+            "grpc_tools.protoc",
+            *(f"--proto_path={directory}" for directory in include_dirs),
+            f"--proto_path={well_known}",
+            f"--descriptor_set_out={out}",
+            "--include_imports",
+            *proto_files,
+        ]
+        status = protoc.main(args)
+        if status != 0 or not out.exists():
+            raise SchemaError(f"protoc failed (status {status}) on {' '.join(proto_files)}")
+        return out.read_bytes()
 
 
 def message_types(tops: Iterable[Descriptor]) -> Iterator[Descriptor]:
@@ -146,7 +277,7 @@ def message_types(tops: Iterable[Descriptor]) -> Iterator[Descriptor]:
             yield from message_types(descriptor.nested_types)
 
 
-def _well_known_file(name: str) -> descriptor_pb2.FileDescriptorProto | None:
+def well_known_file(name: str) -> descriptor_pb2.FileDescriptorProto | None:
     """A file that protobuf itself ships (``google/protobuf/*.proto``), or None."""
     if not name.startswith("google/protobuf/"):
         return None

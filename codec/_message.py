@@ -12,19 +12,28 @@ fails changes nothing: the result is made aside and adopted whole.
 
 Copies go through the same encoding (pickling too; see :mod:`codec.schema`,
 which knows where a class can be found again).
+
+The methods are typed for a type checker as pb2's stubs type them, with the
+message's own class where pb2 takes or gives one (``FromString`` returns
+``Self``). A generated module (``python -m codec generate``) declares each
+class's fields; a type checker sees no ``__setattr__`` here, so assigning
+an attribute a class does not declare is an error, as it is at run time.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from codec._decode import decode
 from codec._encode import encode, message_size
 from codec._struct import MessagePlan, Struct, unknown_of
 from codec.errors import EncodeError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
 
 __all__ = ["Message", "check_required", "requires"]
 
@@ -34,7 +43,10 @@ class Message(Struct):
 
     __slots__ = ()
     __plan__: ClassVar[MessagePlan]  # set on each generated class
-    DESCRIPTOR: ClassVar[Any]  # its message's Descriptor
+    DESCRIPTOR: ClassVar[Descriptor]  # its message's
+
+    if TYPE_CHECKING:  # attributes are the fields a class declares (see the module docstring)
+        __setattr__ = object.__setattr__  # type: ignore[assignment]
 
     # --- encoding and decoding ---------------------------------------------------
 
@@ -51,16 +63,17 @@ class Message(Struct):
         return encode(self, True)
 
     @classmethod
-    def FromString(cls, data: Any) -> Any:
+    def FromString(cls, data: Buffer) -> Self:
         """A new message decoded from ``data`` (any contiguous buffer)."""
-        return decode(cls, data)
+        message: Self = decode(cls, data)
+        return message
 
-    def ParseFromString(self, data: Any) -> int:
+    def ParseFromString(self, data: Buffer) -> int:
         """Replace the content with the message in ``data``; return its size."""
         self._adopt(decode(type(self), data))
         return memoryview(data).nbytes
 
-    def MergeFromString(self, data: Any) -> int:
+    def MergeFromString(self, data: Buffer) -> int:
         """Merge the message in ``data`` into this one, as pb2 does; return its size."""
         data = bytes(data)
         self._adopt(decode(type(self), encode(self, True) + data))
@@ -76,13 +89,13 @@ class Message(Struct):
         """Unset every field and drop the unknown fields."""
         self._adopt(type(self)())
 
-    def CopyFrom(self, other: Any) -> None:
+    def CopyFrom(self, other: Self) -> None:
         """Make this message a copy of ``other``, a message of the same type."""
         if other is self:
             return
         self._adopt(decode(type(self), encode(self._same_type(other), True)))
 
-    def MergeFrom(self, other: Any) -> None:
+    def MergeFrom(self, other: Self) -> None:
         """Merge ``other`` into this message as pb2 does (repeated fields are appended)."""
         merged = encode(self, True) + encode(self._same_type(other), True)
         self._adopt(decode(type(self), merged))
@@ -115,11 +128,12 @@ class Message(Struct):
 
     # --- copies and pickles ------------------------------------------------------
 
-    def __copy__(self) -> Any:
-        return decode(type(self), encode(self, True))
+    def __copy__(self) -> Self:
+        copied: Self = decode(type(self), encode(self, True))
+        return copied
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return decode(type(self), encode(self, True))
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self.__copy__()
 
     # --- helpers -----------------------------------------------------------------
 

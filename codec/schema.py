@@ -9,7 +9,10 @@ descriptor pool and full name, so one descriptor has one class, and classes
 of one schema from two pools (a ``_pb2`` module's and ``load_structs``'
 of a descriptor set) live side by side; recursive messages share one plan.
 Classes are made under one lock, and a class is published only once it is
-whole, so threads asking for one at once all get the same class.
+whole, so threads asking for one at once all get the same class. A class
+of a generated module's file (``python -m codec generate``) is named as
+that module holds it (``__module__`` the module, ``__qualname__`` its path
+in it, ``ChatMessage.Reaction``); any other is ``codec.structs.<full name>``.
 
 A struct class has pb2's methods (:mod:`codec._message`), its nested
 message types and enum types as attributes, and the values of its nested
@@ -44,7 +47,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from codec import _struct, _wire
 from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
-from codec._descriptor_set import build_schema, message_types
+from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._message import Message, check_required, requires
@@ -113,18 +116,28 @@ def enum_class(enum_type: EnumDescriptor) -> type[enum.IntEnum]:
             found = _enums.get(key)
             if found is None:
                 values = [(value.name, value.number) for value in enum_type.values]
-                found = _int_enum(enum_type.name, values, enum_type.full_name)
+                found = _int_enum(enum_type.name, values, *_origin(enum_type))
                 _enums[key] = found
     return found
 
 
-def _int_enum(name: str, values: list[tuple[str, int]], qualname: str) -> type[enum.IntEnum]:
-    made: Any = enum.IntEnum(name, values, module="codec.structs", qualname=qualname)  # type: ignore[misc]
+def _int_enum(
+    name: str, values: list[tuple[str, int]], module: str, qualname: str
+) -> type[enum.IntEnum]:
+    made: Any = enum.IntEnum(name, values, module=module, qualname=qualname)  # type: ignore[misc]
     return made
 
 
 def _key(descriptor: Any) -> tuple[Any, str]:
     return (descriptor.file.pool, descriptor.full_name)
+
+
+def _origin(descriptor: Any) -> tuple[str, str]:
+    """``__module__`` and ``__qualname__`` of the class of a message or enum type."""
+    module = shared_module(descriptor.file)
+    if module is None:
+        return "codec.structs", descriptor.full_name
+    return module, path_in_file(descriptor)
 
 
 def load_structs(source: Any) -> dict[str, type]:
@@ -136,7 +149,11 @@ def load_structs(source: Any) -> dict[str, type]:
     built by :mod:`codec._descriptor_set`, as the command line builds one: its
     files in dependency order, protobuf's well-known files found when the set
     leaves them out; a set that cannot be built raises a ``ValueError`` naming
-    the file at fault.
+    the file at fault. When every file of the set is in a generated module
+    already imported (``python -m codec generate``), with the same content,
+    the classes are that module's: ``load_structs(s)["pkg.Msg"] is
+    pkg.msg_structs.Msg``; otherwise they are new classes of a pool of the
+    set's own.
     """
     if isinstance(source, ModuleType):
         files = [source.DESCRIPTOR]
@@ -186,11 +203,12 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         members = tuple(field.index for field in oneof.fields)
         if not (len(members) == 1 and oneof.fields[0].name in synthetic):
             plan.add_oneof(oneof.name, members)
+    module, qualname = _origin(descriptor)
     namespace: dict[str, Any] = {
         "__slots__": plan.slot_names(),
         "__plan__": plan,
-        "__module__": "codec.structs",
-        "__qualname__": descriptor.full_name,
+        "__module__": module,
+        "__qualname__": qualname,
         "__hash__": None,  # mutable, as pb2 messages are
         "__reduce__": _reduce,
         "DESCRIPTOR": descriptor,

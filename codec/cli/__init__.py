@@ -1,12 +1,13 @@
-"""Command line: ``python -m codec demo | record | view | dump | encode | bench``.
+"""Command line: ``python -m codec demo | record | view | dump | encode | generate | bench``.
 
 Strategy: the commands are thin shells around the library, so they behave as
 the library does and show it in use. This package holds what they share: the
 parser (each command module adds its own subcommands), the argument types,
 which check every option before a command starts, and :func:`main`, which
 turns every failure into one line. The commands live in
-:mod:`codec.cli.tools` (``dump``, ``encode``), :mod:`codec.cli.profiler`
-(``demo``, ``record``, ``view``) and :mod:`codec.cli.bench` (``bench``).
+:mod:`codec.cli.tools` (``dump``, ``encode``), :mod:`codec.cli.generate`
+(``generate``), :mod:`codec.cli.profiler` (``demo``, ``record``, ``view``)
+and :mod:`codec.cli.bench` (``bench``).
 
 Errors never end in a traceback: every failure is one line on stderr,
 ``codec <command>: <what went wrong>``, and exit status 1 (2 for a bad
@@ -120,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description=(
             "Varint-delimited protobuf streams: run the profiler demo, record and view "
-            "profiles, print streams as JSON lines, write them from JSON lines, and time the "
-            "library."
+            "profiles, print streams as JSON lines, write them from JSON lines, generate typed "
+            "modules of structs, and time the library."
         ),
         epilog=(
             "Errors are one line on stderr and exit status 1. "
@@ -133,10 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"codec {codec.__version__} ({core})"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from codec.cli import bench, profiler, tools  # they import this module
+    from codec.cli import bench, generate, profiler, tools  # they import this module
 
     profiler.add_commands(commands)
     tools.add_commands(commands)
+    generate.add_commands(commands)
     bench.add_commands(commands)
     return parser
 

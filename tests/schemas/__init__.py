@@ -2,8 +2,9 @@
 
 Strategy: the ``.proto`` files beside this module are compiled once per
 session by ``grpc_tools.protoc`` (the protoc compiler bundled in the
-``grpcio-tools`` wheel, called in-process) into a ``FileDescriptorSet``
-written to a temporary directory; the classes are then built from that set
+``grpcio-tools`` wheel, called in-process by
+:func:`codec._descriptor_set.compile_protos`) into a ``FileDescriptorSet``;
+the classes are then built from that set
 with ``descriptor_pool`` + ``message_factory``, the way ``codec._peerbench``
 builds its own, so no protoc binary and no generated ``_pb2.py`` file is
 needed. Each file is also exposed as a ``_pb2``-style module
@@ -18,8 +19,6 @@ lists its messages by full name.
 from __future__ import annotations
 
 import functools
-import importlib.resources
-import tempfile
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FileDescriptor
+
+from codec._descriptor_set import compile_protos
 
 __all__ = [
     "DESCRIPTOR_CLASSES",
@@ -47,30 +48,9 @@ PROTO_FILES = ("everything.proto", "legacy.proto", "editions.proto")
 
 
 def _compile(proto_files: tuple[str, ...], proto_dir: Path = SCHEMA_DIR) -> bytes:
-    """Run the bundled protoc on ``proto_files`` of ``proto_dir``; return the serialized
-    FileDescriptorSet."""
-    try:
-        from grpc_tools import protoc
-    except ImportError as exc:  # pragma: no cover - the test extras install grpcio-tools
-        raise RuntimeError(
-            "the struct tests compile their .proto files with grpcio-tools: "
-            "pip install grpcio-tools"
-        ) from exc
-    well_known = importlib.resources.files("grpc_tools") / "_proto"
-    with tempfile.TemporaryDirectory(prefix="codec-schemas-") as tmp:
-        out = Path(tmp) / "schemas.fds"
-        args = [
-            "grpc_tools.protoc",
-            f"--proto_path={proto_dir}",
-            f"--proto_path={well_known}",
-            f"--descriptor_set_out={out}",
-            "--include_imports",
-            *proto_files,
-        ]
-        status = protoc.main(args)
-        if status != 0 or not out.exists():
-            raise RuntimeError(f"grpc_tools.protoc failed with status {status}: {args}")
-        return out.read_bytes()
+    """The serialized FileDescriptorSet of ``proto_files`` of ``proto_dir``, as the
+    ``generate`` command compiles ``.proto`` files."""
+    return compile_protos(proto_files, [str(proto_dir)])
 
 
 @functools.cache

@@ -1,0 +1,517 @@
+"""The code generator of ``python -m codec generate``: one typed module of structs per file.
+
+Strategy: each file of a descriptor set becomes one module, named after it
+(``dropin/chat.proto`` is ``dropin.chat_structs``), that holds the file as a
+serialized ``FileDescriptorProto`` and builds its classes when imported
+(:mod:`codec._generated`), after importing the modules of the files it
+imports. Beside that run-time part, an ``if TYPE_CHECKING:`` block
+declares the same classes for type checkers: each message class derives
+from :class:`codec.Message` and declares its fields with their Python
+types, a keyword-only ``__init__``, its nested types and the values of its
+nested enums; each enum is an ``enum.IntEnum``. One file, so the module a
+program imports is the one its type checker reads.
+
+Protobuf's own files (``google/protobuf/*.proto``) are not written: their
+modules ship in :mod:`codec.wellknown`, made by this generator
+(:func:`write_well_known`), so every generated module shares one
+``Timestamp`` class. ``descriptor.proto`` has none: a field of one of its
+types is declared as a :class:`codec.Message` (or an ``IntEnum``).
+
+The text is what ``ruff format`` makes of it at its default settings, and
+passes ``ruff check``; the same set gives the same bytes. The module uses
+the names in :data:`RESERVED` and the aliases of the modules it imports
+(``_user_structs``); a schema that uses one of them is refused. A field or
+type named as a Python keyword or as a :class:`codec.Message` attribute is
+left out of the declarations (``getattr`` still reads a field), as is an
+enum value named as a keyword or an ``IntEnum`` attribute.
+"""
+
+from __future__ import annotations
+
+import enum
+import keyword
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
+
+from codec._descriptor_set import (
+    WELL_KNOWN_STRUCTS,
+    SchemaError,
+    build_schema,
+    content,
+    path_in_file,
+    well_known_file,
+)
+from codec._message import Message
+
+COMMAND = "python -m codec generate"
+#: Names a generated module uses itself, beside the aliases of its imports.
+RESERVED = frozenset(
+    ("TYPE_CHECKING", "_FILE", "_builtins", "_classes", "_codec", "_enum", "_generated", "_self")
+)
+_WIDTH = 88  # ruff's default line length
+_SCALARS = {
+    FieldDescriptor.TYPE_DOUBLE: "float",
+    FieldDescriptor.TYPE_FLOAT: "float",
+    FieldDescriptor.TYPE_BOOL: "bool",
+    FieldDescriptor.TYPE_STRING: "str",
+    FieldDescriptor.TYPE_BYTES: "bytes",
+}
+_MESSAGE_NAMES = frozenset(dir(Message))
+_ENUM_NAMES = frozenset(dir(enum.IntEnum))
+
+
+def module_name(file_name: str) -> str | None:
+    """The module of a file's structs; None for one of protobuf's files without one.
+
+    ``dropin/chat.proto`` is ``dropin.chat_structs`` (a ``-`` becomes ``_``,
+    as protoc's Python modules have it); ``google/protobuf/timestamp.proto``
+    is ``codec.wellknown.timestamp_structs``.
+    """
+    if file_name in WELL_KNOWN_STRUCTS:
+        return WELL_KNOWN_STRUCTS[file_name]
+    if well_known_file(file_name) is not None:
+        return None
+    parts = file_name.removesuffix(".proto").replace("-", "_").split("/")
+    parts[-1] += "_structs"
+    for part in parts:
+        if not part.isidentifier() or keyword.iskeyword(part):
+            raise SchemaError(f"cannot name a module after {file_name}: {part!r} is no identifier")
+    return ".".join(parts)
+
+
+def generate(descriptor_set: descriptor_pb2.FileDescriptorSet, source: str) -> dict[str, str]:
+    """The text of each module to write for the files of a set, by path (``a/b_structs.py``).
+
+    ``source`` names the set in errors. Protobuf's own files are left out;
+    each directory of a module has an ``__init__.py`` (empty) in the result,
+    but a ``google`` directory, which protobuf's namespace package shares.
+    """
+    schema = build_schema(descriptor_set, source)
+    written: dict[str, str] = {}
+    for file in descriptor_set.file:
+        module = module_name(file.name)
+        if module is None or file.name in WELL_KNOWN_STRUCTS:
+            continue
+        descriptor = schema.pool.FindFileByName(file.name)
+        parts = module.split(".")
+        for depth in range(1, len(parts)):
+            if parts[0] != "google":
+                written.setdefault("/".join((*parts[:depth], "__init__.py")), "")
+        written["/".join(parts) + ".py"] = render(descriptor, module, content(file))
+    return written
+
+
+def write(modules: dict[str, str], out: Path) -> list[Path]:
+    """Write ``modules`` (from :func:`generate`) under ``out``; an ``__init__.py`` there stays."""
+    paths = []
+    for relative, text in modules.items():
+        path = out / relative
+        if path.name == "__init__.py" and path.exists():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+        paths.append(path)
+    return paths
+
+
+def well_known_modules() -> dict[str, str]:
+    """The modules of :mod:`codec.wellknown`, by file name (``timestamp_structs.py``)."""
+    descriptor_set = descriptor_pb2.FileDescriptorSet()
+    for name in WELL_KNOWN_STRUCTS:
+        file = well_known_file(name)
+        if file is None:  # pragma: no cover - protobuf ships each of them
+            raise SchemaError(f"protobuf does not ship {name}")
+        descriptor_set.file.append(file)
+    schema = build_schema(descriptor_set, "protobuf's well-known files")
+    modules = {}
+    for name, module in WELL_KNOWN_STRUCTS.items():
+        text = render(schema.pool.FindFileByName(name), module, name)
+        modules[module.rpartition(".")[2] + ".py"] = text
+    return modules
+
+
+def write_well_known() -> None:
+    """Write :func:`well_known_modules` into this package's ``wellknown`` directory."""
+    directory = Path(__file__).parent / "wellknown"
+    for name, text in well_known_modules().items():
+        (directory / name).write_text(text, encoding="utf-8", newline="\n")
+
+
+def render(file: FileDescriptor, module: str, embedded: bytes | str) -> str:
+    """The text of the module of ``file``: ``embedded`` is its content, or its name."""
+    return _Module(file, module).text(embedded)
+
+
+# --- one module ----------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    """Statements at one indentation: a compound one (a class, a def) is set off by a blank line."""
+
+    items: list[tuple[bool, list[str]]] = field(default_factory=list)  # (compound, lines)
+
+    def add(self, *lines: str, compound: bool = False) -> None:
+        self.items.append((compound, list(lines)))
+
+    def nest(self, header: str, body: _Block) -> None:
+        self.add(header, *_indent(body.lines() or ["..."]), compound=True)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        previous: bool | None = None
+        for compound, lines in self.items:
+            if previous is not None and (compound or previous):
+                out.append("")
+            out += lines
+            previous = compound
+        return out
+
+
+class _Module:
+    def __init__(self, file: FileDescriptor, module: str) -> None:
+        self.file = file
+        self.module = module
+        self.top_names = {
+            *file.message_types_by_name,
+            *file.enum_types_by_name,
+            *(
+                value.name
+                for enum_type in file.enum_types_by_name.values()
+                for value in enum_type.values
+            ),
+        }
+        imported = {dependency.name: dependency for dependency in file.dependencies}
+        for referred in self._referred_files():
+            imported.setdefault(referred.name, referred)
+        modules = {name: module_name(name) for name in sorted(imported)}
+        self.imports = {name: found for name, found in modules.items() if found is not None}
+        self.aliases = _aliases(list(self.imports.values()))
+        self.used: set[str] = set()  # the helpers and dependency aliases written
+        self._check_names()
+
+    # --- names ----------------------------------------------------------------
+
+    def _referred_files(self) -> Iterator[FileDescriptor]:
+        for message in _all_messages(self.file.message_types_by_name.values()):
+            for each in message.fields:
+                for referred in (each.message_type, each.enum_type):
+                    if referred is not None and referred.file.name != self.file.name:
+                        yield referred.file
+
+    def _check_names(self) -> None:
+        names = set(self.top_names)
+        for message in _all_messages(self.file.message_types_by_name.values()):
+            names |= _members(message)
+        taken = names & (RESERVED | set(self.aliases.values()))
+        if taken:
+            raise SchemaError(
+                f"{self.file.name}: its generated module needs the names {', '.join(sorted(taken))}"
+            )
+
+    def _ref(self, descriptor: Descriptor | EnumDescriptor, members: set[str]) -> str:
+        """An expression naming the class of ``descriptor`` in a scope with ``members``."""
+        path = path_in_file(descriptor)
+        if not all(_declared(part) for part in path.split(".")):
+            return self._generic(descriptor)
+        if descriptor.file.name == self.file.name:
+            if path.split(".")[0] in members:
+                self.used.add("_self")
+                return f"_self.{path}"
+            return path
+        module = self.imports.get(descriptor.file.name)
+        if module is None:  # descriptor.proto's types have no module
+            return self._generic(descriptor)
+        alias = self.aliases[module]
+        self.used.add(alias)
+        return f"{alias}.{path}"
+
+    def _generic(self, descriptor: Descriptor | EnumDescriptor) -> str:
+        if isinstance(descriptor, Descriptor):
+            self.used.add("_codec")
+            return "_codec.Message"
+        self.used.add("_enum")
+        return "_enum.IntEnum"
+
+    def _builtin(self, name: str, members: set[str]) -> str:
+        if name in members or name in self.top_names:
+            self.used.add("_builtins")
+            return f"_builtins.{name}"
+        return name
+
+    def _type(self, each: FieldDescriptor, members: set[str]) -> str:
+        """The annotation of field ``each`` in a class with ``members``."""
+        entry = each.message_type
+        if entry is not None and entry.GetOptions().map_entry:
+            key, value = (
+                self._value_type(entry.fields_by_name[n], members) for n in ("key", "value")
+            )
+            return f"{self._builtin('dict', members)}[{key}, {value}]"
+        value = self._value_type(each, members)
+        if each.is_repeated:
+            return f"{self._builtin('list', members)}[{value}]"
+        return f"{value} | None" if entry is not None else value
+
+    def _value_type(self, each: FieldDescriptor, members: set[str]) -> str:
+        if each.message_type is not None:
+            return self._ref(each.message_type, members)
+        if each.enum_type is not None:
+            return self._ref(each.enum_type, members)
+        return self._builtin(_SCALARS.get(each.type, "int"), members)
+
+    # --- declarations ---------------------------------------------------------------
+
+    def _message(self, message: Descriptor) -> _Block:
+        members = _members(message)
+        body = _Block()
+        for enum_type in message.enum_types:
+            if _declared(enum_type.name):
+                body.nest(self._enum_header(enum_type), _enum_body(enum_type))
+        for nested in message.nested_types:
+            if not nested.GetOptions().map_entry and _declared(nested.name):
+                body.nest(self._message_header(nested), self._message(nested))
+        for enum_type in message.enum_types:
+            if _declared(enum_type.name):
+                for value in enum_type.values:
+                    if _declared_value(value.name):
+                        body.add(f"{value.name} = {enum_type.name}.{value.name}")
+        fields = [each for each in message.fields if _declared(each.name)]
+        for each in fields:
+            body.add(f"{each.name}: {self._type(each, members)}")
+        parameters = [
+            f"{each.name}: {self._type(each, members)} = ..."
+            for each in fields
+            if each.name != "self"
+        ]
+        body.add(*_init(parameters, _indent_of(message)), compound=True)
+        return body
+
+    def _message_header(self, message: Descriptor) -> str:
+        self.used.add("_codec")
+        return f"class {message.name}(_codec.Message):"
+
+    def _enum_header(self, enum_type: EnumDescriptor) -> str:
+        self.used.add("_enum")
+        return f"class {enum_type.name}(_enum.IntEnum):"
+
+    # --- the module ------------------------------------------------------------------
+
+    def text(self, embedded: bytes | str) -> str:
+        declared = _Block()
+        runtime = _Block()
+        runtime.add("_classes = _generated.load(__name__, _FILE)")
+        for message in self.file.message_types_by_name.values():
+            if _declared(message.name):
+                declared.nest(self._message_header(message), self._message(message))
+                runtime.add(f'{message.name} = _classes["{message.name}"]')
+        constants = _Block()
+        for enum_type in self.file.enum_types_by_name.values():
+            if _declared(enum_type.name):
+                declared.nest(self._enum_header(enum_type), _enum_body(enum_type))
+                runtime.add(f'{enum_type.name} = _classes["{enum_type.name}"]')
+                for value in enum_type.values:
+                    if _declared_value(value.name):
+                        constants.add(f"{value.name} = {enum_type.name}.{value.name}")
+        if "_self" in self.used:
+            declared.items.insert(0, (False, [f"import {self.module} as _self"]))
+
+        body = _Block()
+        body.add(*self._header(embedded))
+        body.add(*self._import_lines(), compound=True)
+        body.add(*_file_constant(embedded), compound=True)
+        if declared.items:
+            opening = [""] if declared.items[0][0] else []  # ruff's blank line before a class
+            body.add(
+                "if TYPE_CHECKING:",
+                *_indent([*opening, *declared.lines()]),
+                "else:",
+                *_indent(runtime.lines()),
+                compound=True,
+            )
+        else:
+            body.add("_generated.load(__name__, _FILE)", compound=True)
+        if constants.items:
+            body.add(*constants.lines(), compound=True)
+        return "".join(f"{line}\n" for line in _marked(body.lines()))
+
+    def _header(self, embedded: bytes | str) -> list[str]:
+        held = "protobuf's own descriptor" if isinstance(embedded, str) else "its descriptor below"
+        return [
+            f"# Generated by `{COMMAND}`: do not edit.",
+            f"# Source: {self.file.name}",
+            f'"""Struct classes of the .proto file named above, from {held}.',
+            "",
+            "Importing this module adds the file to codec's pool of generated files,",
+            "after the modules of its imports, and makes its classes: those that",
+            "codec.load_structs gives for a descriptor set of the same files. The",
+            "TYPE_CHECKING block declares them for type checkers.",
+            '"""',
+            "",
+            "from __future__ import annotations",
+        ]
+
+    def _import_lines(self) -> list[str]:
+        standard = []
+        if "_builtins" in self.used:
+            standard.append("import builtins as _builtins")
+        if "_enum" in self.used:
+            standard.append("import enum as _enum")
+        standard.append("from typing import TYPE_CHECKING")
+        codec = ["import codec as _codec"] if "_codec" in self.used else []
+        codec.append("from codec import _generated")
+        others: list[str] = []
+        for module in sorted(self.imports.values(), key=_import_order):
+            alias = self.aliases[module]
+            statement = _import(module, alias, alias in self.used)
+            (codec if module.startswith("codec.") else others).extend(statement)
+        lines: list[str] = []
+        for group in (standard, codec, others):
+            if group:
+                lines += [*([""] if lines else []), *group]
+        return lines
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _all_messages(tops: Iterable[Descriptor]) -> Iterator[Descriptor]:
+    """Each message of ``tops`` and those nested in it, map entries included."""
+    for message in tops:
+        yield message
+        yield from _all_messages(message.nested_types)
+
+
+def _members(message: Descriptor) -> set[str]:
+    """The names a message's class declares."""
+    names = {each.name for each in message.fields}
+    names |= {nested.name for nested in message.nested_types}
+    for enum_type in message.enum_types:
+        names.add(enum_type.name)
+        names |= {value.name for value in enum_type.values}
+    return names
+
+
+def _declared(name: str) -> bool:
+    """Whether a type or field of this name is declared (see the module docstring)."""
+    return not keyword.iskeyword(name) and name not in _MESSAGE_NAMES
+
+
+def _declared_value(name: str) -> bool:
+    """Whether an enum value of this name is declared (see the module docstring)."""
+    return not keyword.iskeyword(name) and name not in _ENUM_NAMES and not name.startswith("__")
+
+
+def _enum_body(enum_type: EnumDescriptor) -> _Block:
+    body = _Block()
+    for value in enum_type.values:
+        if _declared_value(value.name):
+            body.add(f"{value.name} = {value.number}")
+    return body
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return [f"    {line}" if line else line for line in lines]
+
+
+def _indent_of(message: Descriptor) -> int:
+    """The indentation of a message's class body: the TYPE_CHECKING block, then nesting."""
+    depth = 2
+    while message.containing_type is not None:
+        message = message.containing_type
+        depth += 1
+    return 4 * depth
+
+
+def _marked(lines: list[str]) -> Iterator[str]:
+    """The lines, each longer than ruff allows marked so that it is kept as it is."""
+    kept = False  # inside "# fmt: off"
+    for line in lines:
+        stripped = line.strip()
+        kept = stripped == "# fmt: off" or (kept and stripped != "# fmt: on")
+        if len(line) <= _WIDTH or "  # noqa: " in line:  # short, or marked already
+            yield line
+        elif kept or stripped.startswith("#"):
+            yield f"{line}  # noqa: E501"
+        else:
+            yield f"{line}  # noqa: E501  # fmt: skip"
+
+
+def _init(parameters: list[str], indent: int) -> list[str]:
+    """``__init__`` at ``indent``: one line when it fits, else a parameter a line, as ruff
+    writes it, or kept from ruff when a parameter is too long for a line (:func:`_marked`)."""
+    signature = ", ".join(["self", *(["*"] if parameters else []), *parameters])
+    one_line = f"def __init__({signature}) -> None: ..."
+    if indent + len(one_line) <= _WIDTH:
+        return [one_line]
+    lines = ["def __init__(", "    self,", "    *,", *(f"    {p}," for p in parameters)]
+    lines.append(") -> None: ...")
+    if all(indent + len(line) <= _WIDTH for line in lines):
+        return lines
+    return ["# fmt: off", *lines, "# fmt: on"]
+
+
+def _file_constant(embedded: bytes | str) -> list[str]:
+    """``_FILE = ...``: the file's name, or its bytes in lines ruff keeps as they are."""
+    if isinstance(embedded, str):
+        return [f'_FILE = "{embedded}"']
+    escaped = [_escape(byte) for byte in embedded]
+    line = f'_FILE = b"{"".join(escaped)}"'
+    if len(line) <= _WIDTH:
+        return [line]
+    chunks, chunk = [], ""
+    for piece in escaped:
+        if len(chunk) + len(piece) > _WIDTH - 7:  # '    b"' and '"'
+            chunks.append(chunk)
+            chunk = ""
+        chunk += piece
+    chunks.append(chunk)
+    return ["_FILE = (", *(f'    b"{chunk}"' for chunk in chunks), ")"]
+
+
+def _escape(byte: int) -> str:
+    """A byte in a bytes literal ruff keeps as it is (double quotes, lower-case escapes)."""
+    if 0x20 <= byte < 0x7F and byte not in b'"\\':
+        return chr(byte)
+    return f"\\x{byte:02x}"
+
+
+def _aliases(modules: list[str]) -> dict[str, str]:
+    """The name each imported module goes by: ``_user_structs``, or the whole path if two
+    share a last part."""
+    last = [module.rpartition(".")[2] for module in modules]
+    return {
+        module: "_" + (name if last.count(name) == 1 else module.replace(".", "_"))
+        for module, name in zip(modules, last, strict=True)
+    }
+
+
+def _import_order(module: str) -> tuple[object, ...]:
+    """The order of ruff's import sorting: natural, case-insensitive, then case-sensitive."""
+    return (_natural(module.lower()), module)
+
+
+def _natural(text: str) -> tuple[object, ...]:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _import(module: str, alias: str, used: bool) -> list[str]:
+    """The import of a module as ruff's import sorting writes it; an import only made for the
+    module's file to go first is marked as such."""
+    package, _, name = module.rpartition(".")
+    unused = "" if used else "  # noqa: F401 (its file goes first)"
+    if not package:
+        return [f"import {name} as {alias}{unused}"]
+    statement = f"from {package} import {name} as {alias}"
+    if len(statement) <= _WIDTH:
+        return [statement + unused]
+    member = f"    {name} as {alias},"
+    if len(member) > _WIDTH:
+        member += "  # noqa: E501" + ("" if used else ", F401 (its file goes first)")
+    else:
+        member += unused
+    return [f"from {package} import (", member, ")"]

@@ -61,9 +61,13 @@ if __name__ == "__main__":
     with atheris.instrument_imports(include=["codec"]):
         import codec
         from codec.profiler import model, stream
+        from codec.profiler.packets import PacketWriter, Session
+        from codec.profiler.receiver import Receiver
 else:
     import codec
     from codec.profiler import model, stream
+    from codec.profiler.packets import PacketWriter, Session
+    from codec.profiler.receiver import Receiver
 
 import numpy
 
@@ -112,15 +116,13 @@ def _registry(names: Iterable[str], tracks: Iterable[str]) -> model.Registry:
     return registry
 
 
-def _frame(
-    writer: stream.PacketWriter, out: codec.FrameEncoder, index: int, tracks: list[Any]
-) -> None:
+def _frame(writer: PacketWriter, out: codec.FrameEncoder, index: int, tracks: list[Any]) -> None:
     start = min((int(track.start_ns[0]) for track in tracks), default=0)
     count = sum(len(track) for track in tracks)
     writer.frame(out, index, start, 1000 * index, tracks, count)
 
 
-def _frames(writer: stream.PacketWriter, out: codec.FrameEncoder, first: int, base: int) -> None:
+def _frames(writer: PacketWriter, out: codec.FrameEncoder, first: int, base: int) -> None:
     """Three frames: two tracks, one track with a deeper tree, no track at all."""
     _frame(
         writer,
@@ -143,7 +145,7 @@ def _frames(writer: stream.PacketWriter, out: codec.FrameEncoder, first: int, ba
 def _one_session(fixed: bool) -> bytes:
     registry = _registry(["update", "draw", "physics", "audio", "io"], ["main", "render"])
     feature = "fixed_columns" if fixed else "varint_columns"
-    writer = stream.PacketWriter(stream.Session(0x1234, "game", "1.0", 5, (feature,)))
+    writer = PacketWriter(Session(0x1234, "game", "1.0", 5, (feature,)))
     out = codec.FrameEncoder()
     writer.keyframe(out, registry)
     _frames(writer, out, 1, 10**6)
@@ -155,7 +157,7 @@ def _one_session(fixed: bool) -> bytes:
 def _two_sessions() -> bytes:
     out = codec.FrameEncoder()
     first = _registry(["a", "b", "c", "d", "e"], ["main", "render"])
-    writer = stream.PacketWriter(stream.Session(1, "one", features=("varint_columns",)))
+    writer = PacketWriter(Session(1, "one", features=("varint_columns",)))
     marks = writer.keyframe(out, first)
     _frames(writer, out, 1, 0)
     first.add_scope("late", model.ScopeKind.USER)
@@ -163,7 +165,7 @@ def _two_sessions() -> bytes:
     writer.registry(out, first, marks, first.marks())
     _frame(writer, out, 4, [_track(3, [6, 6], [1, 1], [1, 1], [0, 1], 7)])
     second = _registry(["e", "d", "c", "b", "a", "z"], ["render", "main", "gpu"])
-    writer = stream.PacketWriter(stream.Session(2, "two", features=("fixed_columns",)))
+    writer = PacketWriter(Session(2, "two", features=("fixed_columns",)))
     writer.keyframe(out, second)
     _frame(writer, out, 1, [_track(3, [6], [0], [5], [0], 2**40)])
     writer.keyframe(out, second)  # a repeated keyframe of the same session
@@ -174,7 +176,7 @@ def _two_sessions() -> bytes:
 def _late_start() -> bytes:
     """Frames and stats before the first keyframe (a reader that joined late, a cut file)."""
     registry = _registry(["x", "y", "z", "w", "v"], ["main", "io"])
-    writer = stream.PacketWriter(stream.Session(3, "late"))
+    writer = PacketWriter(Session(3, "late"))
     out = codec.FrameEncoder()
     _frames(writer, out, 1, 0)
     writer.stats(out, 7, 16)
@@ -311,9 +313,9 @@ def _declared_scopes(payload: bytes) -> int:
     return declared
 
 
-def check_item(item: Any, receiver: stream.Receiver, payload: bytes | None) -> Key:
+def check_item(item: Any, receiver: Receiver, payload: bytes | None) -> Key:
     """Check one item as it comes out; returns it as a comparable key."""
-    if isinstance(item, stream.Session):
+    if isinstance(item, Session):
         assert item == receiver.session, f"{item} is not the receiver's session"
         assert receiver.has_state
         return ("session", item)
@@ -355,7 +357,7 @@ def read(
     data: bytes, chunks: Iterable[bytes], limit: int, use_buffer: Callable[[int], bool]
 ) -> Key:
     """Read ``chunks`` with one Receiver, stopping at the first error: the outcome, as a key."""
-    receiver = stream.Receiver(max_frame_size=limit)
+    receiver = Receiver(max_frame_size=limit)
     whole, stop = packets(data, limit)
     starts = [start for start, _ in whole] + [stop]
     items: list[Key] = []
@@ -442,7 +444,7 @@ def expected_capture(base: bytes, begin: int, end: int) -> list[Key]:
     heads = [s for s, e in inside if stream._is_header_packet(base, s)]
     if not heads:
         return []
-    receiver = stream.Receiver()
+    receiver = Receiver()
     receiver.feed(base[heads[0] : inside[-1][1]])
     receiver.feed_eof()
     return [check_item(item, receiver, None) for item in receiver]
@@ -495,7 +497,16 @@ def main() -> None:
     except ImportError:  # run as ``python fuzz/fuzz_profiler_stream.py``: fuzz/ is sys.path[0]
         from _harness import run
 
-    run(atheris, check, ("codec.profiler.stream", "codec.profiler.model"))
+    run(
+        atheris,
+        check,
+        (
+            "codec.profiler.packets",
+            "codec.profiler.receiver",
+            "codec.profiler.stream",
+            "codec.profiler.model",
+        ),
+    )
 
 
 if __name__ == "__main__":

@@ -31,14 +31,16 @@ from codec.profiler.model import (
     TrackKind,
     TrackScopes,
 )
+from codec.profiler.packets import PacketWriter, Session
 from codec.profiler.perfetto import (
     PerfettoStats,
     PerfettoWriter,
     write_perfetto_capture,
     write_perfetto_trace,
 )
+from codec.profiler.receiver import Receiver
 from codec.profiler.recording import Profiler, Sink
-from codec.profiler.stream import PacketWriter, Receiver, Session, find_keyframe, read_capture
+from codec.profiler.stream import find_keyframe, read_capture
 from codec.profiler.transport import (
     FileSink,
     ProfileServer,

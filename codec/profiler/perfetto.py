@@ -55,7 +55,8 @@ import numpy.typing as npt
 from codec import varint
 from codec.errors import EncodeError
 from codec.profiler.model import Frame, Registry, ScopeDef, TrackDef, TrackKind, TrackScopes
-from codec.profiler.stream import Session, read_capture
+from codec.profiler.packets import Session
+from codec.profiler.stream import read_capture
 from codec.wire import LEN, WireWriter
 
 __all__ = [

@@ -57,8 +57,9 @@ from codec import aio, varint
 from codec.errors import TruncatedError
 from codec.framing import FrameEncoder
 from codec.profiler.model import Frame
+from codec.profiler.packets import PacketWriter, Session
+from codec.profiler.receiver import Receiver
 from codec.profiler.recording import Profiler
-from codec.profiler.stream import PacketWriter, Receiver, Session
 
 __all__ = [
     "DEFAULT_KEYFRAME_EVERY",

@@ -1,7 +1,8 @@
 """Fuzz target: the profiler stream reader (``Receiver``, ``read_capture``) on hostile input.
 
-A viewer reads profiler streams from the network, so ``codec.profiler.stream``
-is a decoder like the others. Half of the inputs are used raw; the other half
+A viewer reads profiler streams from the network, so the profiler's stream
+reader (``codec.profiler.packets``, ``receiver`` and ``capture``) is a
+decoder like the others. Half of the inputs are used raw; the other half
 are mutations of valid streams written by ``PacketWriter``, so that the
 fuzzer reaches the registry and frame decoding at once.
 
@@ -60,12 +61,14 @@ if __name__ == "__main__":
 
     with atheris.instrument_imports(include=["codec"]):
         import codec
-        from codec.profiler import model, stream
+        from codec.profiler import model
+        from codec.profiler.capture import _is_header_packet, read_capture
         from codec.profiler.packets import PacketWriter, Session
         from codec.profiler.receiver import Receiver
 else:
     import codec
-    from codec.profiler import model, stream
+    from codec.profiler import model
+    from codec.profiler.capture import _is_header_packet, read_capture
     from codec.profiler.packets import PacketWriter, Session
     from codec.profiler.receiver import Receiver
 
@@ -427,7 +430,7 @@ def read(
 def capture(data: bytes) -> list[Key]:
     """What ``read_capture`` yields, each item checked; at most one item per byte."""
     got: list[Key] = []
-    for receiver, item in stream.read_capture(data):
+    for receiver, item in read_capture(data):
         got.append(check_item(item, receiver, None))
         assert len(got) <= len(data), "read_capture yields more items than the input has bytes"
     return got
@@ -441,7 +444,7 @@ def expected_capture(base: bytes, begin: int, end: int) -> list[Key]:
     """
     whole, _ = packets(base)
     inside = [(s, e) for s, e in whole if begin <= s and e <= end]
-    heads = [s for s, e in inside if stream._is_header_packet(base, s)]
+    heads = [s for s, e in inside if _is_header_packet(base, s)]
     if not heads:
         return []
     receiver = Receiver()
@@ -503,7 +506,7 @@ def main() -> None:
         (
             "codec.profiler.packets",
             "codec.profiler.receiver",
-            "codec.profiler.stream",
+            "codec.profiler.capture",
             "codec.profiler.model",
         ),
     )

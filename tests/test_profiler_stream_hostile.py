@@ -30,10 +30,10 @@ from codec.profiler import (
     Session,
     StreamError,
     TrackColumns,
+    capture,
     find_keyframe,
     packets,
     read_capture,
-    stream,
 )
 
 
@@ -41,7 +41,7 @@ def count_wire_readers(monkeypatch: pytest.MonkeyPatch, weight: Callable[[Any], 
     """Count the ``WireReader`` objects that reading a capture builds, in the capture reader
     and in the packet reader, each by ``weight(buffer)``: the total is the list's item."""
     total = [0]
-    for module in (stream, packets):
+    for module in (capture, packets):
         real_reader = module.WireReader
 
         def counting_reader(buffer: Any, real_reader: Any = real_reader) -> Any:
@@ -156,7 +156,7 @@ def test_resyncing_after_damage_after_damage_reads_each_byte_once(
             work += len(payload) if size is None else size
             return super().read_packet(payload, size)
 
-    monkeypatch.setattr(stream, "Receiver", Counting)
+    monkeypatch.setattr(capture, "Receiver", Counting)
     unit = keyframe_bytes() + b"\x02\x08\xff"
     data = unit * 80
     items = [item for _, item in read_capture(data)]

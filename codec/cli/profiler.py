@@ -77,7 +77,7 @@ def demo(args: argparse.Namespace) -> int:
 
 def record(args: argparse.Namespace) -> int:
     """Save the stream of a profile server to a file, with a keyframe every N frames."""
-    from codec.profiler.transport import record as record_stream
+    from codec.profiler.capture import record as record_stream
 
     host, port = args.address
     stats = asyncio.run(

@@ -13,6 +13,8 @@ graphs).
 """
 
 from codec.profiler._recorder import COMPILED, Scope
+from codec.profiler.capture import FileSink, RecordStats, find_keyframe, read_capture, record
+from codec.profiler.client import ViewerClient, connect_viewer
 from codec.profiler.flame import (
     FlameNode,
     FlameTrack,
@@ -40,16 +42,7 @@ from codec.profiler.perfetto import (
 )
 from codec.profiler.receiver import Receiver
 from codec.profiler.recording import Profiler, Sink
-from codec.profiler.stream import find_keyframe, read_capture
-from codec.profiler.transport import (
-    FileSink,
-    ProfileServer,
-    RecordStats,
-    ViewerClient,
-    ViewerStats,
-    connect_viewer,
-    record,
-)
+from codec.profiler.server import ProfileServer, ViewerStats
 from codec.profiler.viewer import (
     FrameStore,
     chrome_trace,

@@ -4,9 +4,9 @@ Strategy: a game-loop-like workload (a main thread that updates, simulates
 and draws, plus worker threads running jobs) is instrumented with named
 scopes and decorated functions, and ends a frame per loop turn. It runs in
 its own threads at full speed while the event loop of the calling thread
-serves the stream (:class:`~codec.profiler.transport.ProfileServer`) and
+serves the stream (:class:`~codec.profiler.server.ProfileServer`) and
 reads it back over a loopback TCP connection
-(:func:`~codec.profiler.transport.connect_viewer`) into a
+(:func:`~codec.profiler.client.connect_viewer`) into a
 :class:`~codec.profiler.viewer.FrameStore`. Every number in the final
 table is measured in this run: throughput; wire bytes per scope of the
 frames the viewer kept, against the Chrome trace JSON and puffin's stream
@@ -31,9 +31,10 @@ from pathlib import Path
 import codec
 from codec import varint
 from codec.profiler import _recorder
+from codec.profiler.client import connect_viewer
 from codec.profiler.model import Frame, Registry
 from codec.profiler.recording import Profiler
-from codec.profiler.transport import ProfileServer, connect_viewer
+from codec.profiler.server import ProfileServer
 from codec.profiler.viewer import (
     FrameStore,
     chrome_json_size,

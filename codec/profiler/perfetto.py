@@ -54,9 +54,9 @@ import numpy.typing as npt
 
 from codec import varint
 from codec.errors import EncodeError
+from codec.profiler.capture import read_capture
 from codec.profiler.model import Frame, Registry, ScopeDef, TrackDef, TrackKind, TrackScopes
 from codec.profiler.packets import Session
-from codec.profiler.stream import read_capture
 from codec.wire import LEN, WireWriter
 
 __all__ = [

@@ -105,7 +105,7 @@ def record(args: argparse.Namespace) -> int:
 def view(args: argparse.Namespace) -> int:
     """Print the top scopes of a recorded profile, and write the exports asked for."""
     from codec.profiler import Frame, Registry, read_capture
-    from codec.profiler.viewer import FrameStore, format_summary, write_chrome_trace
+    from codec.profiler.analysis import FrameStore, format_summary, write_chrome_trace
 
     _check_flame_options(args)
     data = Path(args.file).read_bytes()

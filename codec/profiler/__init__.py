@@ -13,6 +13,13 @@ graphs).
 """
 
 from codec.profiler._recorder import COMPILED, Scope
+from codec.profiler.analysis import (
+    FrameStore,
+    chrome_trace,
+    format_summary,
+    summary,
+    write_chrome_trace,
+)
 from codec.profiler.capture import FileSink, RecordStats, find_keyframe, read_capture, record
 from codec.profiler.client import ViewerClient, connect_viewer
 from codec.profiler.flame import (
@@ -43,13 +50,6 @@ from codec.profiler.perfetto import (
 from codec.profiler.receiver import Receiver
 from codec.profiler.recording import Profiler, Sink
 from codec.profiler.server import ProfileServer, ViewerStats
-from codec.profiler.viewer import (
-    FrameStore,
-    chrome_trace,
-    format_summary,
-    summary,
-    write_chrome_trace,
-)
 
 __all__ = [
     "COMPILED",

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_heap import measure
 
-from codec import DecodeError, FrameEncoder, varint
+from codec import DecodeError, FrameEncoder, WireWriter, varint
 from codec.profiler import (
     COMPILED,
     Frame,
@@ -601,20 +602,36 @@ def keyframe_bytes() -> bytes:
     return bytes(out.getbuffer())
 
 
-def frame_packet(**columns: Any) -> bytes:
+def frame_of(tracks: Sequence[bytes], num_scopes: int = 0, start_ns: int = 0) -> bytes:
+    """Frame 1 as a packet of the TrackScopes messages ``tracks``, as given."""
+
     def build(writer: Any) -> None:
         writer.uint32(PacketField.SEQUENCE_FLAGS, NEEDS_STATE)
         with writer.message(PacketField.FRAME) as frame:
             with frame.message(FrameField.META) as meta:
                 meta.uint64(FrameMetaField.FRAME_INDEX, 1)
-                meta.uint32(FrameMetaField.NUM_SCOPES, columns.pop("num_scopes", 1))
-            with frame.message(FrameField.TRACKS) as track:
-                track.uint32(TrackScopesField.TRACK_REF, columns.pop("track", 1))
-                for field, (kind, values) in columns.pop("packed", {}).items():
-                    track.packed(field, kind, values)
-                track.bytes(TrackScopesField.DEPTH, columns.pop("depth", b"\x00"))
+                meta.sint64(FrameMetaField.START_NS, start_ns)
+                meta.uint32(FrameMetaField.NUM_SCOPES, num_scopes)
+            for track in tracks:
+                frame.bytes(FrameField.TRACKS, track)
 
     return packet(build)
+
+
+def frame_packet(
+    packed: dict[int, tuple[str, list[int]]],
+    depth: bytes = b"\x00",
+    track: int = 1,
+    num_scopes: int = 1,
+) -> bytes:
+    """Frame 1 of one track: its packed columns (field number: kind and values) and depths."""
+    writer = WireWriter()
+    writer.uint32(TrackScopesField.TRACK_REF, track)
+    for field, (kind, values) in packed.items():
+        writer.packed(field, kind, values)
+    writer.bytes(TrackScopesField.DEPTH, depth)
+    with writer.buffer.getbuffer() as columns:
+        return frame_of([bytes(columns)], num_scopes)
 
 
 def header(magic: int = MAGIC, major: int = 1) -> bytes:

@@ -178,12 +178,13 @@ async def record(
     duration: float | None = None,
     frames: int | None = None,
 ) -> RecordStats:
-    """Record the stream of the :class:`ProfileServer` at ``host:port`` to ``file``.
+    """Record the stream of the :class:`~codec.profiler.server.ProfileServer` at
+    ``host:port`` to ``file``.
 
     Connects as a viewer and writes every packet as received, plus a
     keyframe (header and full registry) after every ``keyframe_every``
-    frames, so that :func:`read_capture` can read the
-    file from any keyframe. ``file`` is a path or a binary file (left open).
+    frames, so that :func:`read_capture` can read the file from any
+    keyframe. ``file`` is a path or a binary file (left open).
     Stops after ``duration`` seconds or ``frames`` frames, whichever comes
     first, or when the server closes the connection; cancelling it also
     leaves a file of whole packets. Raises :class:`OSError` if the server

@@ -25,7 +25,7 @@ __all__ = ["ViewerClient", "connect_viewer"]
 
 
 class ViewerClient:
-    """A connection to a :class:`ProfileServer`: ``async for`` yields its sessions and frames.
+    """A viewer's connection to a profile server: ``async for`` yields its sessions and frames.
 
     :attr:`receiver` holds the registry and session; pass the same receiver
     to a later :func:`connect_viewer` to keep them across connections (a
@@ -79,7 +79,7 @@ class ViewerClient:
 async def connect_viewer(
     host: str, port: int, *, receiver: Receiver | None = None, **options: Any
 ) -> ViewerClient:
-    """Connect to a :class:`ProfileServer` as a viewer.
+    """Connect to the :class:`~codec.profiler.server.ProfileServer` at ``host:port`` as a viewer.
 
     ``receiver`` (a new one by default) reads the packets; ``options`` go to
     :func:`codec.aio.open_connection` (the frame size limit is the receiver's).

@@ -280,6 +280,12 @@ def test_a_packet_makes_at_most_16_bytes_per_wire_byte(name: str) -> None:
 
     A frame of empty tracks (4 bytes each) used to keep 77 bytes per wire
     byte (peak 126): a 4 MB packet took 1 GB.
+
+    The least peak of three reads counts. Uncompiled, ``WireReader.packed``
+    finds a column's offset through numpy's ``__array_interface__``, whose
+    keys are interned and freed on every call, and now and then the
+    interpreter rebuilds its table of interned strings (1.9 MB in a test
+    run, whatever the packet) inside whichever read is running.
     """
     data = keyframe_bytes() + HOSTILE_PACKETS[name]()
     size = len(data) - len(keyframe_bytes())
@@ -289,15 +295,18 @@ def test_a_packet_makes_at_most_16_bytes_per_wire_byte(name: str) -> None:
         receiver.feed(data)
         return receiver, list(receiver)
 
+    def traced() -> tuple[int, Any]:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            kept = read()
+            return tracemalloc.get_traced_memory()[1] - before, kept
+        finally:
+            tracemalloc.stop()
+
     read()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        kept = read()
-        peak = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    peak, kept = min((traced() for _ in range(3)), key=lambda traced_read: traced_read[0])
     assert kept[1], name
     assert peak <= 16 * size, (peak / size, name)
 

@@ -25,18 +25,18 @@ previous frame, records the next one, or reads the keyframe.
   or 100,004 nested scopes recorded in the round's setup, with varint and
   with fixed-width columns (the only sink notes packet sizes). Baseline:
   the naive recorder's tuples of the same scopes as Chrome trace ``"X"``
-  events (name, ph, ts, dur, pid, tid: fewer fields than the viewer's
-  export) through ``json.dumps`` to UTF-8. Peer: one pb2 ``Event`` (id,
+  events (name, ph, ts, dur, pid, tid: fewer fields than
+  ``chrome_trace``'s) through ``json.dumps`` to UTF-8. Peer: one pb2 ``Event`` (id,
   start, end, depth) per scope, built beforehand as a pb2 recorder would
   hold them, framed by ``peers.naive_encode``.
 * ``profiler-decode-{1k,100k}``: a :class:`~codec.profiler.Receiver` that
   has read the keyframe (header and registry) in setup, fed the frame packet
   and iterated to a ``Frame`` of numpy columns. Baseline: ``json.loads`` of
   the baseline's JSON. Peer: ``peers.naive_decode`` of the pb2 stream.
-* ``profiler-wire-{workload}`` (claim C1 of issue 6): codec's
-  ``PacketWriter`` writing a workload's frames with varint and with fixed
-  columns, against the viewer's Chrome JSON export of the same frames
-  (``chrome_json_size``, the baseline); pytest-benchmark calibrates these
+* ``profiler-wire-{workload}``: codec's ``PacketWriter`` writing a
+  workload's frames with varint and with fixed columns, against the Chrome
+  JSON export of the same frames (``chrome_json_size``, the baseline; the
+  aim is at most a tenth of its bytes, and a third of puffin's); pytest-benchmark calibrates these
   rounds. After the module, a table gives bytes per scope of those
   encodings and of puffin's stream after its PR #169 (``puffin_stream_size``,
   not timed: a Python model of a Rust layout), and codec's bytes sent once
@@ -75,7 +75,7 @@ from codec.profiler import (
     TrackKind,
     TrackScopes,
 )
-from codec.profiler.viewer import chrome_json_size, puffin_stream_size
+from codec.profiler.analysis import chrome_json_size, puffin_stream_size
 
 ROUND_SCOPES = 1000
 T0 = 1_700_000_000_000_000_000  # the simulated clock's start
@@ -640,7 +640,7 @@ def test_peer(
     assert result == expected
 
 
-# --- wire bytes per scope (C1) ---------------------------------------------------------------
+# --- wire bytes per scope --------------------------------------------------------------------
 
 ENCODINGS = ("codec-varint", "codec-fixed", "chrome-json")  # chrome-json: the baseline
 

@@ -38,7 +38,7 @@ import numpy as np
 import codec
 from codec import FrameEncoder
 from codec.profiler import Frame, Registry, TrackScopes, flame_graph_svg, write_perfetto_trace
-from codec.profiler.viewer import chrome_json_size, write_chrome_trace
+from codec.profiler.analysis import chrome_json_size, write_chrome_trace
 
 
 def workloads() -> dict[str, bp.Workload]:

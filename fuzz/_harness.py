@@ -4,7 +4,7 @@
 uncompiled core modules it lists) plus the two core modules that list leaves
 out, ``codec.wire`` and ``codec._struct``, when they are loaded from source
 (``CODEC_PURE_PYTHON=1``), and the modules a target names (Python in
-both builds, e.g. ``codec.profiler.stream``) unless atheris' import hook
+both builds, e.g. ``codec.profiler.packets``) unless atheris' import hook
 instrumented them already; then it hands ``check`` to libFuzzer.
 """
 

@@ -1,7 +1,8 @@
 """Fuzz target: the profiler stream reader (``Receiver``, ``read_capture``) on hostile input.
 
-A viewer reads profiler streams from the network, so ``codec.profiler.stream``
-is a decoder like the others. Half of the inputs are used raw; the other half
+A viewer reads profiler streams from the network, so the profiler's stream
+reader (``codec.profiler.packets``, ``receiver`` and ``capture``) is a
+decoder like the others. Half of the inputs are used raw; the other half
 are mutations of valid streams written by ``PacketWriter``, so that the
 fuzzer reaches the registry and frame decoding at once.
 
@@ -60,10 +61,16 @@ if __name__ == "__main__":
 
     with atheris.instrument_imports(include=["codec"]):
         import codec
-        from codec.profiler import model, stream
+        from codec.profiler import model
+        from codec.profiler.capture import _is_header_packet, read_capture
+        from codec.profiler.packets import PacketWriter, Session
+        from codec.profiler.receiver import Receiver
 else:
     import codec
-    from codec.profiler import model, stream
+    from codec.profiler import model
+    from codec.profiler.capture import _is_header_packet, read_capture
+    from codec.profiler.packets import PacketWriter, Session
+    from codec.profiler.receiver import Receiver
 
 import numpy
 
@@ -112,15 +119,13 @@ def _registry(names: Iterable[str], tracks: Iterable[str]) -> model.Registry:
     return registry
 
 
-def _frame(
-    writer: stream.PacketWriter, out: codec.FrameEncoder, index: int, tracks: list[Any]
-) -> None:
+def _frame(writer: PacketWriter, out: codec.FrameEncoder, index: int, tracks: list[Any]) -> None:
     start = min((int(track.start_ns[0]) for track in tracks), default=0)
     count = sum(len(track) for track in tracks)
     writer.frame(out, index, start, 1000 * index, tracks, count)
 
 
-def _frames(writer: stream.PacketWriter, out: codec.FrameEncoder, first: int, base: int) -> None:
+def _frames(writer: PacketWriter, out: codec.FrameEncoder, first: int, base: int) -> None:
     """Three frames: two tracks, one track with a deeper tree, no track at all."""
     _frame(
         writer,
@@ -143,7 +148,7 @@ def _frames(writer: stream.PacketWriter, out: codec.FrameEncoder, first: int, ba
 def _one_session(fixed: bool) -> bytes:
     registry = _registry(["update", "draw", "physics", "audio", "io"], ["main", "render"])
     feature = "fixed_columns" if fixed else "varint_columns"
-    writer = stream.PacketWriter(stream.Session(0x1234, "game", "1.0", 5, (feature,)))
+    writer = PacketWriter(Session(0x1234, "game", "1.0", 5, (feature,)))
     out = codec.FrameEncoder()
     writer.keyframe(out, registry)
     _frames(writer, out, 1, 10**6)
@@ -155,7 +160,7 @@ def _one_session(fixed: bool) -> bytes:
 def _two_sessions() -> bytes:
     out = codec.FrameEncoder()
     first = _registry(["a", "b", "c", "d", "e"], ["main", "render"])
-    writer = stream.PacketWriter(stream.Session(1, "one", features=("varint_columns",)))
+    writer = PacketWriter(Session(1, "one", features=("varint_columns",)))
     marks = writer.keyframe(out, first)
     _frames(writer, out, 1, 0)
     first.add_scope("late", model.ScopeKind.USER)
@@ -163,7 +168,7 @@ def _two_sessions() -> bytes:
     writer.registry(out, first, marks, first.marks())
     _frame(writer, out, 4, [_track(3, [6, 6], [1, 1], [1, 1], [0, 1], 7)])
     second = _registry(["e", "d", "c", "b", "a", "z"], ["render", "main", "gpu"])
-    writer = stream.PacketWriter(stream.Session(2, "two", features=("fixed_columns",)))
+    writer = PacketWriter(Session(2, "two", features=("fixed_columns",)))
     writer.keyframe(out, second)
     _frame(writer, out, 1, [_track(3, [6], [0], [5], [0], 2**40)])
     writer.keyframe(out, second)  # a repeated keyframe of the same session
@@ -174,7 +179,7 @@ def _two_sessions() -> bytes:
 def _late_start() -> bytes:
     """Frames and stats before the first keyframe (a reader that joined late, a cut file)."""
     registry = _registry(["x", "y", "z", "w", "v"], ["main", "io"])
-    writer = stream.PacketWriter(stream.Session(3, "late"))
+    writer = PacketWriter(Session(3, "late"))
     out = codec.FrameEncoder()
     _frames(writer, out, 1, 0)
     writer.stats(out, 7, 16)
@@ -311,9 +316,9 @@ def _declared_scopes(payload: bytes) -> int:
     return declared
 
 
-def check_item(item: Any, receiver: stream.Receiver, payload: bytes | None) -> Key:
+def check_item(item: Any, receiver: Receiver, payload: bytes | None) -> Key:
     """Check one item as it comes out; returns it as a comparable key."""
-    if isinstance(item, stream.Session):
+    if isinstance(item, Session):
         assert item == receiver.session, f"{item} is not the receiver's session"
         assert receiver.has_state
         return ("session", item)
@@ -355,7 +360,7 @@ def read(
     data: bytes, chunks: Iterable[bytes], limit: int, use_buffer: Callable[[int], bool]
 ) -> Key:
     """Read ``chunks`` with one Receiver, stopping at the first error: the outcome, as a key."""
-    receiver = stream.Receiver(max_frame_size=limit)
+    receiver = Receiver(max_frame_size=limit)
     whole, stop = packets(data, limit)
     starts = [start for start, _ in whole] + [stop]
     items: list[Key] = []
@@ -425,7 +430,7 @@ def read(
 def capture(data: bytes) -> list[Key]:
     """What ``read_capture`` yields, each item checked; at most one item per byte."""
     got: list[Key] = []
-    for receiver, item in stream.read_capture(data):
+    for receiver, item in read_capture(data):
         got.append(check_item(item, receiver, None))
         assert len(got) <= len(data), "read_capture yields more items than the input has bytes"
     return got
@@ -439,10 +444,10 @@ def expected_capture(base: bytes, begin: int, end: int) -> list[Key]:
     """
     whole, _ = packets(base)
     inside = [(s, e) for s, e in whole if begin <= s and e <= end]
-    heads = [s for s, e in inside if stream._is_header_packet(base, s)]
+    heads = [s for s, e in inside if _is_header_packet(base, s)]
     if not heads:
         return []
-    receiver = stream.Receiver()
+    receiver = Receiver()
     receiver.feed(base[heads[0] : inside[-1][1]])
     receiver.feed_eof()
     return [check_item(item, receiver, None) for item in receiver]
@@ -495,7 +500,16 @@ def main() -> None:
     except ImportError:  # run as ``python fuzz/fuzz_profiler_stream.py``: fuzz/ is sys.path[0]
         from _harness import run
 
-    run(atheris, check, ("codec.profiler.stream", "codec.profiler.model"))
+    run(
+        atheris,
+        check,
+        (
+            "codec.profiler.packets",
+            "codec.profiler.receiver",
+            "codec.profiler.capture",
+            "codec.profiler.model",
+        ),
+    )
 
 
 if __name__ == "__main__":

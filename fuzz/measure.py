@@ -38,7 +38,8 @@ Figures (SECURITY.md names them D3-D7; all by default, in this order):
 * ``coverage`` (D4): each fuzz target's corpora (seeds and ``--corpus``)
   replayed through its ``check`` in the pure build under coverage.py, one
   process per target: the lines of the core modules it reaches, and of the
-  profiler's stream reader (``codec/profiler/stream.py``, ``model.py``). Lines
+  profiler's stream reader (``codec/profiler/packets.py``, ``receiver.py``,
+  ``capture.py``, ``model.py``). Lines
   under ``if cython.compiled:`` are C only and left out. Needs ``coverage``.
 
 * ``uninitialised``: every probe call of ``tests/test_hostile.py`` on an object
@@ -623,7 +624,7 @@ TARGETS = (
 # The modules a peer's bytes reach (aio and the CLI are not decoders); the profiler's
 # stream reader is counted apart: only its own target reaches it.
 CORE = ("_varint", "varint", "_buffer", "wire", "_struct", "schema", "framing", "errors")
-PROFILER = ("profiler/stream", "profiler/model")
+PROFILER = ("profiler/packets", "profiler/receiver", "profiler/capture", "profiler/model")
 C_ONLY = r"if cython\.compiled:"  # blocks the pure build never runs
 
 # Run in a fresh interpreter: coverage starts before codec is imported, and only

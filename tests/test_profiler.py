@@ -1,9 +1,11 @@
 """The profiler's producer side and its stream: recording, frames, packets, limits, allocations.
 
 Frames are recorded by a real :class:`Profiler` (or built by hand for the
-round trips) and read back with :class:`Receiver`; the stream is also parsed
-by upb with classes generated from ``profiler.proto``, so the hand-written
-encoder and the published schema cannot drift apart.
+round trips) and read back with :class:`Receiver`. ``profiler.proto`` is
+compiled by protoc: the field numbers and enum values that
+:mod:`codec.profiler.packets` names are checked against it, and the stream
+is parsed by upb with its classes, so the hand-written encoder and the
+published schema cannot drift apart.
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ import asyncio
 import gc
 import importlib.resources
 import itertools
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_heap import measure
 
-from codec import DecodeError, FrameEncoder, varint
+from codec import DecodeError, FrameEncoder, WireWriter, varint
 from codec.profiler import (
     COMPILED,
     Frame,
@@ -41,9 +42,23 @@ from codec.profiler import (
     TrackKind,
     TrackScopes,
     find_keyframe,
+    packets,
     read_capture,
 )
 from codec.profiler._recorder import MAX_DEPTH, now_ns
+from codec.profiler.packets import (
+    MAGIC,
+    NEEDS_STATE,
+    STATE_CLEARED,
+    FrameField,
+    FrameMetaField,
+    InternedStringField,
+    PacketField,
+    RegistryDeltaField,
+    ScopeDefField,
+    StreamHeaderField,
+    TrackScopesField,
+)
 
 
 class Collect:
@@ -587,53 +602,79 @@ def keyframe_bytes() -> bytes:
     return bytes(out.getbuffer())
 
 
-def frame_packet(**columns: Any) -> bytes:
+def frame_of(tracks: Sequence[bytes], num_scopes: int = 0, start_ns: int = 0) -> bytes:
+    """Frame 1 as a packet of the TrackScopes messages ``tracks``, as given."""
+
     def build(writer: Any) -> None:
-        writer.uint32(1, 2)
-        with writer.message(4) as frame:
-            with frame.message(1) as meta:
-                meta.uint64(1, 1)
-                meta.uint32(4, columns.pop("num_scopes", 1))
-            with frame.message(2) as track:
-                track.uint32(1, columns.pop("track", 1))
-                for field, (kind, values) in columns.pop("packed", {}).items():
-                    track.packed(field, kind, values)
-                track.bytes(5, columns.pop("depth", b"\x00"))
+        writer.uint32(PacketField.SEQUENCE_FLAGS, NEEDS_STATE)
+        with writer.message(PacketField.FRAME) as frame:
+            with frame.message(FrameField.META) as meta:
+                meta.uint64(FrameMetaField.FRAME_INDEX, 1)
+                meta.sint64(FrameMetaField.START_NS, start_ns)
+                meta.uint32(FrameMetaField.NUM_SCOPES, num_scopes)
+            for track in tracks:
+                frame.bytes(FrameField.TRACKS, track)
 
     return packet(build)
 
 
-def header(magic: int = 0x31465043, major: int = 1) -> bytes:
+def frame_packet(
+    packed: dict[int, tuple[str, list[int]]],
+    depth: bytes = b"\x00",
+    track: int = 1,
+    num_scopes: int = 1,
+) -> bytes:
+    """Frame 1 of one track: its packed columns (field number: kind and values) and depths."""
+    writer = WireWriter()
+    writer.uint32(TrackScopesField.TRACK_REF, track)
+    for field, (kind, values) in packed.items():
+        writer.packed(field, kind, values)
+    writer.bytes(TrackScopesField.DEPTH, depth)
+    with writer.buffer.getbuffer() as columns:
+        return frame_of([bytes(columns)], num_scopes)
+
+
+def header(magic: int = MAGIC, major: int = 1) -> bytes:
     def build(writer: Any) -> None:
-        writer.uint32(1, 1)
-        with writer.message(2) as h:
-            h.fixed32(1, magic)
-            h.uint32(2, major)
+        writer.uint32(PacketField.SEQUENCE_FLAGS, STATE_CLEARED)
+        with writer.message(PacketField.HEADER) as h:
+            h.fixed32(StreamHeaderField.MAGIC, magic)
+            h.uint32(StreamHeaderField.PROTOCOL_MAJOR, major)
 
     return packet(build)
 
 
 def registry_packet_entry(writer: Any, table: int, fill: Any) -> None:
-    with writer.message(3) as delta, delta.message(table) as entry:
+    with writer.message(PacketField.REGISTRY) as delta, delta.message(table) as entry:
         fill(entry)
 
 
-ONE = {2: ("uint32", [1]), 3: ("uint64", [0]), 4: ("uint64", [5])}
+def string_entry(writer: Any, fill: Any) -> None:
+    registry_packet_entry(writer, RegistryDeltaField.STRINGS, fill)
+
+
+SCOPE_ID, START_DELTA, DURATION = (
+    TrackScopesField.SCOPE_ID,
+    TrackScopesField.START_DELTA,
+    TrackScopesField.DURATION,
+)
+ONE = {SCOPE_ID: ("uint32", [1]), START_DELTA: ("uint64", [0]), DURATION: ("uint64", [5])}
+IID, VALUE = InternedStringField.IID, InternedStringField.VALUE
 
 BAD_STREAMS = {
     "bad magic": (header(magic=0x12345678), "not a profiler stream"),
     "newer major version": (header(major=2), "version 2.0 is not supported"),
     "undefined scope id": (
-        keyframe_bytes() + frame_packet(packed={**ONE, 2: ("uint32", [6])}),
+        keyframe_bytes() + frame_packet(packed={**ONE, SCOPE_ID: ("uint32", [6])}),
         "scope id outside 1..5",
     ),
     "scope id 0": (
-        keyframe_bytes() + frame_packet(packed={**ONE, 2: ("uint32", [0])}),
+        keyframe_bytes() + frame_packet(packed={**ONE, SCOPE_ID: ("uint32", [0])}),
         "scope id outside",
     ),
     "undefined track": (keyframe_bytes() + frame_packet(packed=ONE, track=9), "track 9"),
     "columns of different lengths": (
-        keyframe_bytes() + frame_packet(packed={**ONE, 4: ("uint64", [5, 6])}),
+        keyframe_bytes() + frame_packet(packed={**ONE, DURATION: ("uint64", [5, 6])}),
         "columns of 1, 1, 2 and 1",
     ),
     "num_scopes disagrees": (
@@ -644,40 +685,44 @@ BAD_STREAMS = {
     "depth jumps by 2": (
         keyframe_bytes()
         + frame_packet(
-            packed={2: ("uint32", [1, 1]), 3: ("uint64", [0, 0]), 4: ("uint64", [1, 1])},
+            packed={
+                SCOPE_ID: ("uint32", [1, 1]),
+                START_DELTA: ("uint64", [0, 0]),
+                DURATION: ("uint64", [1, 1]),
+            },
             depth=b"\x00\x02",
             num_scopes=2,
         ),
         "pre-order",
     ),
     "mixed column families": (
-        keyframe_bytes() + frame_packet(packed={**ONE, 12: ("fixed32", [1])}),
+        keyframe_bytes()
+        + frame_packet(packed={**ONE, TrackScopesField.SCOPE_ID_FIXED: ("fixed32", [1])}),
         "mixes the varint and fixed",
     ),
     "registry ids not dense": (
         keyframe_bytes()
-        + packet(
-            lambda w: registry_packet_entry(w, 1, lambda e: (e.uint32(1, 9), e.string(2, "x")))
-        ),
+        + packet(lambda w: string_entry(w, lambda e: (e.uint32(IID, 9), e.string(VALUE, "x")))),
         "string id 9 out of order",
     ),
     "scope redefined": (
         keyframe_bytes()
         + packet(
-            lambda w: registry_packet_entry(w, 2, lambda e: (e.uint32(1, 1), e.string(2, "z")))
+            lambda w: registry_packet_entry(
+                w,
+                RegistryDeltaField.SCOPES,
+                lambda e: (e.uint32(ScopeDefField.SCOPE_ID, 1), e.string(ScopeDefField.NAME, "z")),
+            )
         ),
         "scope id 1 redefined",
     ),
     "invalid UTF-8": (
         keyframe_bytes()
-        + packet(
-            lambda w: registry_packet_entry(w, 1, lambda e: (e.uint32(1, 3), e.bytes(2, b"\xff")))
-        ),
+        + packet(lambda w: string_entry(w, lambda e: (e.uint32(IID, 3), e.bytes(VALUE, b"\xff")))),
         "invalid UTF-8",
     ),
     "a string where a number belongs": (
-        keyframe_bytes()
-        + packet(lambda w: registry_packet_entry(w, 1, lambda e: e.string(1, "three"))),
+        keyframe_bytes() + packet(lambda w: string_entry(w, lambda e: e.string(IID, "three"))),
         "holds bytes where a number belongs",
     ),
     "malformed packet": (keyframe_bytes() + b"\x02\x08\xff", "malformed packet"),
@@ -709,37 +754,71 @@ def test_any_bytes_after_a_keyframe_raise_only_decode_errors(tail: bytes, cut: i
         assert isinstance(item, Frame | Session)
 
 
-def test_the_stream_parses_with_classes_generated_from_the_schema(tmp_path: Path) -> None:
-    grpc_tools = pytest.importorskip("grpc_tools")
-    del grpc_tools
-    proto = importlib.resources.files("codec.profiler") / "profiler.proto"
-    (tmp_path / "profiler.proto").write_text(proto.read_text())
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grpc_tools.protoc",
-            f"-I{tmp_path}",
-            f"--python_out={tmp_path}",
-            str(tmp_path / "profiler.proto"),
-        ],
-        check=True,
-    )
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import profiler_pb2  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
+# --- the schema ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def profiler_pb2() -> Any:
+    """``profiler.proto`` as compiled by protoc, as a ``_pb2``-style module."""
+    pytest.importorskip("grpc_tools", reason="the shipped .proto is compiled with grpcio-tools")
+    from schemas import pb2_module
+
+    return pb2_module(Path(str(importlib.resources.files("codec.profiler") / "profiler.proto")))
+
+
+def test_the_packet_layout_names_every_field_of_the_schema_by_its_number(
+    profiler_pb2: Any,
+) -> None:
+    """Each message of ``profiler.proto`` has a class of field numbers in
+    :mod:`codec.profiler.packets`, named after it, holding each of its fields
+    under the field's name (upper case) and nothing else."""
+    layout = {
+        name.removesuffix("Field"): vars(cls)
+        for name, cls in vars(packets).items()
+        if name.endswith("Field") and isinstance(cls, type)
+    }
+    messages = profiler_pb2.DESCRIPTOR.message_types_by_name
+    assert sorted(layout) == sorted(messages)
+    for name, message in messages.items():
+        named = {key.lower(): number for key, number in layout[name].items() if key.isupper()}
+        assert named == {field.name: field.number for field in message.fields}, name
+
+
+def test_the_enum_values_are_the_schemas(profiler_pb2: Any) -> None:
+    """The flags and the clock under the schema's names; the kinds under theirs, less the
+    prefix that proto enum values share."""
+
+    def values(enum: str) -> dict[str, int]:
+        return {
+            value.name: value.number
+            for value in profiler_pb2.DESCRIPTOR.enum_types_by_name[enum].values
+        }
+
+    assert values("SequenceFlags") == {
+        "SEQUENCE_FLAGS_UNSPECIFIED": 0,
+        "STATE_CLEARED": packets.STATE_CLEARED,
+        "NEEDS_STATE": packets.NEEDS_STATE,
+    }
+    assert values("Clock")["CLOCK_MONOTONIC"] == packets.CLOCK_MONOTONIC
+    for kinds, prefix in ((ScopeKind, "SCOPE_"), (TrackKind, "TRACK_")):
+        unprefixed = {
+            name.removeprefix(prefix).removeprefix("KIND_"): number
+            for name, number in values(kinds.__name__).items()
+        }
+        assert unprefixed == {kind.name: kind.value for kind in kinds}
+
+
+def test_the_stream_parses_with_classes_generated_from_the_schema(profiler_pb2: Any) -> None:
     for fixed in (False, True):
         frames = build_frames([[((1, 2, 3), (5, 0, 7), (100, 3, 2), (0, 1, 0))] * 2], 10**12)
         data = write_stream(frames, fixed=fixed)
-        packets = []
+        parsed = []
         offset = 0
         while offset < len(data):
             size, offset = varint.decode(data, offset)
-            packets.append(profiler_pb2.Packet.FromString(data[offset : offset + size]))
+            parsed.append(profiler_pb2.Packet.FromString(data[offset : offset + size]))
             offset += size
-        head, registry, frame = packets
+        head, registry, frame = parsed
         assert head.sequence_flags == 1 and head.header.magic == 0x31465043
         assert head.header.features == ["fixed_columns" if fixed else "varint_columns"]
         assert [s.name for s in registry.registry.scopes] == [f"scope {i}" for i in range(5)]

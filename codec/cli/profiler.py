@@ -77,7 +77,7 @@ def demo(args: argparse.Namespace) -> int:
 
 def record(args: argparse.Namespace) -> int:
     """Save the stream of a profile server to a file, with a keyframe every N frames."""
-    from codec.profiler.transport import record as record_stream
+    from codec.profiler.capture import record as record_stream
 
     host, port = args.address
     stats = asyncio.run(
@@ -105,7 +105,7 @@ def record(args: argparse.Namespace) -> int:
 def view(args: argparse.Namespace) -> int:
     """Print the top scopes of a recorded profile, and write the exports asked for."""
     from codec.profiler import Frame, Registry, read_capture
-    from codec.profiler.viewer import FrameStore, format_summary, write_chrome_trace
+    from codec.profiler.analysis import FrameStore, format_summary, write_chrome_trace
 
     _check_flame_options(args)
     data = Path(args.file).read_bytes()

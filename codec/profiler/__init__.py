@@ -4,15 +4,36 @@ Scope details are registered once under dense ids; each recorded scope then
 costs its id, start, duration and depth, written into preallocated columns
 and encoded straight from them as packed protobuf columns
 (``profiler.proto`` in this package is the format). The modules, in layer
-order: ``model`` (registry, frames), ``_recorder`` (per-thread columns,
-compiled), ``stream`` (packets in and out), ``recording`` (the
-:class:`Profiler`), ``transport`` (asyncio fan-out to viewers, files),
-``viewer`` (frame store, scope tree, Chrome trace export, summaries),
-``perfetto`` (native Perfetto traces, streamed) and ``flame`` (SVG flame
-graphs).
+order, one role each:
+
+* ``model``: the registry and frames, as both ends of a stream see them;
+* ``_recorder`` (compiled): the per-thread columns a scope is written into;
+* ``packets``: the packet layout, its field numbers by name, written and read;
+* ``receiver``: the rules of a stream of packets (keyframes, sessions),
+  sans-IO;
+* ``recording``: the :class:`Profiler`, which encodes a frame per
+  ``end_frame()`` and hands it to its sinks;
+* ``server``: the profile server, the stream fanned out over TCP to viewers
+  (the programs that connect to receive it);
+* ``client``: a viewer's connection to a server;
+* ``capture``: capture files, written by a sink or from a server, read from
+  any keyframe;
+* ``analysis``: recent frames, scope trees, Chrome traces and summaries;
+* ``perfetto``: native Perfetto traces, streamed; ``flame``: SVG flame
+  graphs;
+* ``demo``: a profiled workload streamed to a viewer in the same process.
 """
 
 from codec.profiler._recorder import COMPILED, Scope
+from codec.profiler.analysis import (
+    FrameStore,
+    chrome_trace,
+    format_summary,
+    summary,
+    write_chrome_trace,
+)
+from codec.profiler.capture import FileSink, RecordStats, find_keyframe, read_capture, record
+from codec.profiler.client import ViewerClient, connect_viewer
 from codec.profiler.flame import (
     FlameNode,
     FlameTrack,
@@ -31,30 +52,16 @@ from codec.profiler.model import (
     TrackKind,
     TrackScopes,
 )
+from codec.profiler.packets import PacketWriter, Session
 from codec.profiler.perfetto import (
     PerfettoStats,
     PerfettoWriter,
     write_perfetto_capture,
     write_perfetto_trace,
 )
+from codec.profiler.receiver import Receiver
 from codec.profiler.recording import Profiler, Sink
-from codec.profiler.stream import PacketWriter, Receiver, Session, find_keyframe, read_capture
-from codec.profiler.transport import (
-    FileSink,
-    ProfileServer,
-    RecordStats,
-    ViewerClient,
-    ViewerStats,
-    connect_viewer,
-    record,
-)
-from codec.profiler.viewer import (
-    FrameStore,
-    chrome_trace,
-    format_summary,
-    summary,
-    write_chrome_trace,
-)
+from codec.profiler.server import ProfileServer, ViewerStats
 
 __all__ = [
     "COMPILED",

@@ -4,10 +4,10 @@ Strategy: a game-loop-like workload (a main thread that updates, simulates
 and draws, plus worker threads running jobs) is instrumented with named
 scopes and decorated functions, and ends a frame per loop turn. It runs in
 its own threads at full speed while the event loop of the calling thread
-serves the stream (:class:`~codec.profiler.transport.ProfileServer`) and
+serves the stream (:class:`~codec.profiler.server.ProfileServer`) and
 reads it back over a loopback TCP connection
-(:func:`~codec.profiler.transport.connect_viewer`) into a
-:class:`~codec.profiler.viewer.FrameStore`. Every number in the final
+(:func:`~codec.profiler.client.connect_viewer`) into a
+:class:`~codec.profiler.analysis.FrameStore`. Every number in the final
 table is measured in this run: throughput; wire bytes per scope of the
 frames the viewer kept, against the Chrome trace JSON and puffin's stream
 layout of the same frames; and the memory that recording and encoding
@@ -31,16 +31,17 @@ from pathlib import Path
 import codec
 from codec import varint
 from codec.profiler import _recorder
-from codec.profiler.model import Frame, Registry
-from codec.profiler.recording import Profiler
-from codec.profiler.transport import ProfileServer, connect_viewer
-from codec.profiler.viewer import (
+from codec.profiler.analysis import (
     FrameStore,
     chrome_json_size,
     format_summary,
     puffin_stream_size,
     write_chrome_trace,
 )
+from codec.profiler.client import connect_viewer
+from codec.profiler.model import Frame, Registry
+from codec.profiler.recording import Profiler
+from codec.profiler.server import ProfileServer
 
 DEFAULT_TRACE = Path(tempfile.gettempdir()) / "codec-demo-trace.json"
 # Frames the viewer keeps: the sizes and the exported trace cover these.

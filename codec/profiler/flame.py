@@ -4,7 +4,7 @@ Strategy: a flame graph node is a call path (the scope ids from a top-level
 scope down to one scope), with the calls, total and self time of every scope
 on that path. The tree is rebuilt from the columns with whole-column numpy
 operations, one depth level at a time: each scope's parent comes from
-:func:`~codec.profiler.viewer.scope_parents`, and the scopes of a level get
+:func:`~codec.profiler.analysis.scope_parents`, and the scopes of a level get
 their node from ``numpy.unique`` of (parent's node, scope id), so equal
 paths of every frame merge into one node; totals, self times and calls are
 then summed per node with ``numpy.bincount``. Python code runs per node, not
@@ -32,8 +32,8 @@ from xml.sax.saxutils import escape
 import numpy as np
 import numpy.typing as npt
 
+from codec.profiler.analysis import format_ns, scope_parents, self_times
 from codec.profiler.model import Frame, Registry, ScopeDef, TrackDef, TrackScopes
-from codec.profiler.viewer import _format_ns, scope_parents, self_times
 
 __all__ = [
     "FlameNode",
@@ -205,7 +205,7 @@ def flame_graph_svg(
         )
         heading = (
             f"{track.track.name or f'track {track.track.track_ref}'}: "
-            f"{_format_ns(track.total_ns)} of top-level scopes in {track.frames:,} frames"
+            f"{format_ns(track.total_ns)} of top-level scopes in {track.frames:,} frames"
         )
         body.append(
             f'<g class="track" data-track-ref="{track.track.track_ref}" '
@@ -265,8 +265,8 @@ def _draw(out: list[str], node: FlameNode, x: float, level: int, section: _Secti
         for line in (
             scope.name,
             scope.location,
-            f"total {_format_ns(node.total_ns)} ({share:.1f}% of the track)",
-            f"self {_format_ns(node.self_ns)}",
+            f"total {format_ns(node.total_ns)} ({share:.1f}% of the track)",
+            f"self {format_ns(node.self_ns)}",
             f"calls {node.calls:,}",
         )
         if line

@@ -12,8 +12,8 @@ costs a few bytes rather than five objects.
 
 :class:`Registry` holds the definitions. The producer appends to it (under a
 lock: any thread may register) and remembers, per reader, how far it has
-sent (one high-water mark per table, because ids only grow); the viewer
-applies what it receives and checks that ids arrive dense. Strings (function
+sent (one high-water mark per table, because ids only grow); a receiver
+applies what it reads and checks that ids arrive dense. Strings (function
 names, file paths) are interned in their own table, so a file path shared by
 many scopes travels once.
 """
@@ -34,9 +34,9 @@ class ScopeKind(enum.IntEnum):
     """How a scope was registered (``ScopeDef.kind`` in ``profiler.proto``)."""
 
     UNSPECIFIED = 0
-    FUNCTION = 1  # @prof.function: name, file and line of the function
-    NAMED = 2  # prof.scope("name")
-    USER = 3  # timings recorded elsewhere, reported with Profiler.report
+    FUNCTION = 1  # @profiler.function: name, file and line of the function
+    NAMED = 2  # profiler.scope("name")
+    USER = 3  # timed elsewhere, reported with Profiler.report_user_scopes
     GPU = 4
 
 
@@ -234,7 +234,7 @@ class Registry:
             self.strings.append(text)
             self._string_ids[text] = len(self.strings)
 
-    # --- viewer side ----------------------------------------------------------------------
+    # --- receiving side -------------------------------------------------------------------
 
     def scope(self, scope_id: int) -> ScopeDef:
         """The definition of ``scope_id``; :class:`StreamError` if it was never sent."""

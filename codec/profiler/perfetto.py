@@ -54,8 +54,9 @@ import numpy.typing as npt
 
 from codec import varint
 from codec.errors import EncodeError
+from codec.profiler.capture import read_capture
 from codec.profiler.model import Frame, Registry, ScopeDef, TrackDef, TrackKind, TrackScopes
-from codec.profiler.stream import Session, read_capture
+from codec.profiler.packets import Session
 from codec.wire import LEN, WireWriter
 
 __all__ = [
@@ -101,6 +102,10 @@ TYPE_SLICE_END = 2
 _INTERNED_EVENT_NAMES = 2
 _INTERNED_DEBUG_ANNOTATION_NAMES = 3
 _INTERNED_SOURCE_LOCATIONS = 4
+
+# EventName (track_event.proto) and DebugAnnotationName (debug_annotation.proto)
+_NAME_IID = 1
+_NAME_NAME = 2
 
 # SourceLocation (protos/perfetto/trace/track_event/source_location.proto)
 _LOCATION_IID = 1
@@ -344,8 +349,8 @@ class PerfettoWriter:
             ):
                 for iid, name in entries:
                     with packet.message(table):  # EventName, DebugAnnotationName
-                        packet.uint64(1, iid)
-                        packet.string(2, name)
+                        packet.uint64(_NAME_IID, iid)
+                        packet.string(_NAME_NAME, name)
             for iid, (file, function, line) in locations:
                 with packet.message(_INTERNED_SOURCE_LOCATIONS):
                     packet.uint64(_LOCATION_IID, iid)

@@ -40,7 +40,7 @@ from codec.profiler._recorder import (
     ThreadRecorder,
 )
 from codec.profiler.model import Marks, Registry, ScopeKind, TrackDef, TrackKind, TrackScopes
-from codec.profiler.stream import PacketWriter, Session
+from codec.profiler.packets import PacketWriter, Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -1,4 +1,4 @@
-"""Tests of the viewer-side analysis in :mod:`codec.profiler.viewer`.
+"""Tests of the analysis of decoded frames, :mod:`codec.profiler.analysis`.
 
 What is checked, on frames built by hand from numpy columns:
 
@@ -25,15 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codec.profiler.model import (
-    Frame,
-    Registry,
-    ScopeKind,
-    StreamError,
-    TrackKind,
-    TrackScopes,
-)
-from codec.profiler.viewer import (
+from codec.profiler.analysis import (
     FrameStore,
     chrome_json_size,
     chrome_trace,
@@ -44,7 +36,15 @@ from codec.profiler.viewer import (
     summary,
     write_chrome_trace,
 )
-from codec.profiler.viewer import _write_puffin_track as write_puffin_track
+from codec.profiler.analysis import _write_puffin_track as write_puffin_track
+from codec.profiler.model import (
+    Frame,
+    Registry,
+    ScopeKind,
+    StreamError,
+    TrackKind,
+    TrackScopes,
+)
 
 T0 = 1_700_000_000_000_000_000  # an absolute monotonic-clock start, far from 0
 

@@ -1,4 +1,4 @@
-"""Viewer-side analysis of decoded profiler frames: recent frames, scope trees, exports.
+"""Analysis of decoded profiler frames: recent frames, scope trees, exports, summaries.
 
 Strategy: everything works from the model's :class:`~codec.profiler.model.Frame`
 objects and a filled :class:`~codec.profiler.model.Registry`, never from the
@@ -14,11 +14,12 @@ operations and no Python loop per scope:
 * the self time of a scope is its duration minus its direct children's,
   summed per parent with ``np.add.at``.
 
-On top of that sit the exports a viewer needs: Chrome Trace Event JSON (one
-``"X"`` complete event per scope, opened by Perfetto UI and chrome://tracing),
-a per-scope summary (calls, total, self, mean and max time) as data and as a
-terminal table, and two size baselines for the same scopes: compact Chrome
-JSON and puffin's fixed-width stream after its PR #169, built byte by byte.
+On top of that sit the exports and tables a profile is read with: Chrome
+Trace Event JSON (one ``"X"`` complete event per scope, opened by Perfetto UI
+and chrome://tracing), a per-scope summary (calls, total, self, mean and max
+time) as data and as a terminal table, and two size baselines for the same
+scopes: compact Chrome JSON and puffin's fixed-width stream after its PR
+#169, built byte by byte.
 
 :class:`FrameStore` keeps the most recent frames for all of these.
 """
@@ -43,6 +44,7 @@ __all__ = [
     "ScopeStats",
     "chrome_json_size",
     "chrome_trace",
+    "format_ns",
     "format_summary",
     "puffin_stream_size",
     "scope_parents",
@@ -311,8 +313,8 @@ def summary(
     return _ranked(_scope_stats(frames, registry), by, top)
 
 
-def _format_ns(ns: float) -> str:
-    """``ns`` with a unit that keeps 3 to 4 significant digits."""
+def format_ns(ns: float) -> str:
+    """``ns`` with a unit that keeps 3 to 4 significant digits (the tables' and flame graphs')."""
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.2f} {unit}"
@@ -324,10 +326,10 @@ def _table(title: str, stats: list[ScopeStats]) -> str:
         (
             s.scope.name,
             f"{s.calls:,}",
-            _format_ns(s.total_ns),
-            _format_ns(s.self_ns),
-            _format_ns(s.mean_ns),
-            _format_ns(s.max_ns),
+            format_ns(s.total_ns),
+            format_ns(s.self_ns),
+            format_ns(s.mean_ns),
+            format_ns(s.max_ns),
             s.scope.location,
         )
         for s in stats

@@ -1,0 +1,282 @@
+"""The profile server: one encoded stream fanned out over TCP to every connected viewer.
+
+A viewer is a program that connects to a :class:`ProfileServer` to receive
+its stream (:mod:`codec.profiler.client` is one). Strategy:
+:class:`ProfileServer` is a profiler sink. ``send()`` runs on the thread
+that ends a frame; it copies the frame's packets into two ``bytes`` (the new
+registry entries, if any, and the frame) and hands them to the event loop
+with ``call_soon_threadsafe`` (``call_soon`` on the loop's own thread, which
+keeps the two in order). On the loop, the same two objects are queued for
+every viewer: the work and the objects per frame do not depend on the number
+of viewers, because the profiler encoded the frame once.
+
+Each viewer has a :class:`ViewerQueue` (sans-IO) and a task that writes
+whatever is queued to its transport, then awaits ``drain()`` (the
+transport's backpressure); meanwhile packets queue up. Registry packets are
+always queued: a viewer can never miss a definition, so every frame it does
+get resolves (puffin loses the definitions that ride on a dropped frame).
+A frame is dropped, and counted, once ``max_queued_frames`` frames are
+already waiting; the next frame that viewer does get is preceded by a stats
+packet with its total of dropped frames. A frame packet is only ever sent
+whole, so dropping one never breaks the stream.
+
+A viewer that connects gets :meth:`Profiler.keyframe` first: a header flagged
+``STATE_CLEARED`` and the full registry, queued for it alone; the viewers
+already connected receive nothing extra. A definition may then arrive twice
+(in the keyframe and in the next registry packet), which a
+:class:`~codec.profiler.receiver.Receiver` accepts as an identical repeat.
+Viewers send nothing; the end of what a viewer sends is taken as its
+disconnection, and it is removed. A restarted producer has a new session
+id, which makes a receiver start a new registry, so ids reused for other
+scopes are never mislabelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from codec import aio
+from codec.framing import FrameEncoder
+from codec.profiler.packets import PacketWriter
+from codec.profiler.recording import Profiler
+
+__all__ = [
+    "DEFAULT_MAX_QUEUED_FRAMES",
+    "ProfileServer",
+    "ViewerQueue",
+    "ViewerStats",
+]
+
+# Frames a viewer may have waiting before new ones are dropped (puffin_http's MAX_FRAMES_IN_QUEUE).
+DEFAULT_MAX_QUEUED_FRAMES = 30
+
+
+def _check_positive(name: str, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+@dataclass
+class ViewerStats:
+    """What a server has done for one viewer."""
+
+    peer: Any = None  # the socket's peer address
+    bytes_sent: int = 0  # handed to the transport
+    frames_sent: int = 0
+    frames_dropped: int = 0
+
+
+class ViewerQueue:
+    """One viewer's packets waiting to be written: registry packets always, frames up to a bound.
+
+    Sans-IO: :class:`ProfileServer` puts the shared packets in and a writer
+    task takes them out. ``writer`` encodes the stats packets.
+    """
+
+    def __init__(self, writer: PacketWriter, max_queued_frames: int, peer: Any = None) -> None:
+        _check_positive("max_queued_frames", max_queued_frames)
+        self.max_queued_frames = max_queued_frames
+        self.stats = ViewerStats(peer)
+        self._writer = writer
+        self._packets: collections.deque[bytes] = collections.deque()
+        self._frames = 0  # frame packets among _packets
+        self._reported = 0  # dropped frames the viewer has been told of
+
+    def put_registry(self, packets: bytes) -> None:
+        """Queue registry packets (or a keyframe): never dropped."""
+        self._packets.append(packets)
+
+    def put_frame(self, packet: bytes) -> bool:
+        """Queue a frame packet, after a stats packet if frames were dropped; False if dropped."""
+        stats = self.stats
+        if self._frames >= self.max_queued_frames:
+            stats.frames_dropped += 1
+            return False
+        if self._reported != stats.frames_dropped:
+            self._reported = stats.frames_dropped
+            out = FrameEncoder()
+            self._writer.stats(out, stats.frames_dropped, self.max_queued_frames)
+            self._packets.append(bytes(out.getbuffer()))
+        self._packets.append(packet)
+        self._frames += 1
+        return True
+
+    def take(self) -> list[bytes]:
+        """Every queued packet, in order, counted as sent."""
+        packets = list(self._packets)
+        self._packets.clear()
+        stats = self.stats
+        stats.frames_sent += self._frames
+        stats.bytes_sent += sum(map(len, packets))
+        self._frames = 0
+        return packets
+
+
+@dataclass(eq=False)
+class _Viewer:
+    queue: ViewerQueue
+    writer: aio.FramedWriter
+    task: asyncio.Task[Any]
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # packets were queued
+    gone: bool = False  # the viewer disconnected
+
+
+class ProfileServer:
+    """A profiler sink that serves its stream to any number of viewers over TCP.
+
+    Start it on an event loop with :meth:`start`; :meth:`send` may then be
+    called from any thread. :attr:`viewers` holds the statistics of the
+    connected viewers.
+    """
+
+    def __init__(
+        self, profiler: Profiler, *, max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES
+    ) -> None:
+        _check_positive("max_queued_frames", max_queued_frames)
+        self.profiler = profiler
+        self.max_queued_frames = max_queued_frames
+        self._writer = PacketWriter(profiler.session)  # for stats packets
+        self._viewers: list[_Viewer] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._server: asyncio.Server | None = None
+        self._closed = False
+
+    @classmethod
+    async def start(
+        cls,
+        profiler: Profiler,
+        host: str | None = "127.0.0.1",
+        port: int = 0,
+        *,
+        max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
+        **server_options: Any,
+    ) -> ProfileServer:
+        """A server listening on ``host:port`` (0: any free port), attached to ``profiler``.
+
+        ``server_options`` go to :func:`codec.aio.start_server`.
+        """
+        server = cls(profiler, max_queued_frames=max_queued_frames)
+        await server.listen(host, port, **server_options)
+        return server
+
+    async def listen(self, host: str | None, port: int, **server_options: Any) -> None:
+        """Attach to the profiler and accept viewers on ``host:port``."""
+        if self._loop is not None:
+            raise RuntimeError("the server is already listening")
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self.profiler.add_sink(self)  # before any viewer: the first keyframe then covers all
+        try:
+            self._server = await aio.start_server(self._serve, host, port, **server_options)
+        except BaseException:
+            self.profiler.remove_sink(self)
+            raise
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on."""
+        if self._server is None:
+            raise RuntimeError("the server is not listening")
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def viewers(self) -> tuple[ViewerStats, ...]:
+        """The statistics of the connected viewers, live."""
+        return tuple(viewer.queue.stats for viewer in self._viewers)
+
+    def send(self, registry: memoryview, frame: memoryview) -> None:
+        """The profiler's sink method: copy the packets once, queue them on the loop."""
+        loop = self._loop
+        if loop is None or self._closed:
+            return
+        registry_packets = bytes(registry) if len(registry) else None
+        frame_packet = bytes(frame)
+        if threading.get_ident() == self._loop_thread:
+            loop.call_soon(self._dispatch, registry_packets, frame_packet)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to send to
+            loop.call_soon_threadsafe(self._dispatch, registry_packets, frame_packet)
+
+    def _dispatch(self, registry: bytes | None, frame: bytes) -> None:
+        for viewer in self._viewers:
+            queue = viewer.queue
+            if registry is not None:
+                queue.put_registry(registry)
+            if queue.put_frame(frame) or registry is not None:
+                viewer.ready.set()
+
+    async def _serve(self, reader: aio.FramedReader[Any], writer: aio.FramedWriter) -> None:
+        """One viewer: its keyframe, then whatever is queued for it, until it goes."""
+        task = asyncio.current_task()
+        if self._closed or task is None:
+            writer.close()
+            return
+        queue = ViewerQueue(self._writer, self.max_queued_frames, writer.get_extra_info("peername"))
+        viewer = _Viewer(queue, writer, task)
+        queue.put_registry(self.profiler.keyframe())
+        self._viewers.append(viewer)
+        watcher = asyncio.create_task(_watch(reader, viewer))
+        try:
+            await _pump(viewer)
+        except ConnectionError:
+            viewer.gone = True
+        finally:
+            self._viewers.remove(viewer)
+            watcher.cancel()
+            if not viewer.gone and not writer.is_closing():
+                writer.transport.writelines(queue.take())  # sent before the transport closes
+            writer.close()
+
+    async def close(self) -> None:
+        """Detach from the profiler, stop listening, and close every viewer's connection.
+
+        Every frame ended before the call is handed to the viewers' transports,
+        which close once they have sent it (a viewer that stopped reading is
+        not waited for).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self.profiler.remove_sink(self)
+        await asyncio.sleep(0)  # run the dispatches already scheduled
+        if self._server is not None:
+            self._server.close()
+        tasks = [viewer.task for viewer in self._viewers]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def __aenter__(self) -> ProfileServer:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+async def _pump(viewer: _Viewer) -> None:
+    """Write a viewer's queue to its transport, waiting for the transport to drain."""
+    writer = viewer.writer
+    while not viewer.gone and not writer.is_closing():
+        viewer.ready.clear()
+        packets = viewer.queue.take()
+        if packets:
+            writer.transport.writelines(packets)
+            await writer.drain()
+        else:
+            await viewer.ready.wait()
+
+
+async def _watch(reader: aio.FramedReader[Any], viewer: _Viewer) -> None:
+    """Wait for the end of what a viewer sends (nothing, in this version): it is gone."""
+    with contextlib.suppress(Exception):
+        async for _ in reader:
+            pass
+    viewer.gone = True
+    viewer.ready.set()

@@ -160,6 +160,12 @@ def _negative_zero(value: Any) -> bool:
 
 
 def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
+    """Add the paths of the required fields not set in ``message`` and the messages it holds.
+
+    Only what can be walked without running Python code is looked into:
+    structs, and lists, tuples and dicts of them. A value of the wrong type
+    (stored around the checks) is passed over: the encoder refuses it.
+    """
     descriptor = type(message).DESCRIPTOR
     for field in descriptor.fields:
         name = field.name
@@ -168,16 +174,18 @@ def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
         if field.message_type is None:
             continue
         value = getattr(message, name)
+        pairs: list[tuple[str, Any]]  # the path of each message held, and the message
         if field.message_type.GetOptions().map_entry:
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.message_type is not None:
-                for key, item in value.items():
-                    _find_missing(item, f"{prefix}{name}[{key!r}].", missing)
+            entries = value.items() if type(value) is dict else ()
+            pairs = [(f"{prefix}{name}[{key!r}].", item) for key, item in entries]
         elif field.is_repeated:
-            for index, item in enumerate(value):
-                _find_missing(item, f"{prefix}{name}[{index}].", missing)
-        elif value is not None:
-            _find_missing(value, f"{prefix}{name}.", missing)
+            items = value if type(value) in (list, tuple) else ()
+            pairs = [(f"{prefix}{name}[{index}].", item) for index, item in enumerate(items)]
+        else:
+            pairs = [(f"{prefix}{name}.", value)]
+        for path, item in pairs:
+            if isinstance(item, Message):
+                _find_missing(item, path, missing)
 
 
 def check_required(message: Any) -> None:

@@ -183,6 +183,20 @@ def test_required_fields_inside_repeated_and_maps() -> None:
     assert value.FindInitializationErrors() == pb2.FindInitializationErrors() == ["entry[0].key"]
 
 
+def test_values_stored_around_the_checks_do_not_break_the_required_check() -> None:
+    """The encoder refuses a wrong value with its own EncodeError, required fields or not."""
+    for name, bad in (("next", 5), ("next", [Link()])):
+        link = Link(a=1)
+        Link.__dict__[name].__set__(link, bad)  # the slot, around the check
+        assert link.FindInitializationErrors() == []
+        with pytest.raises(codec.EncodeError, match=r"legacy\.Link\.next: expected"):
+            codec.encode(link)
+    groups = codec.struct(L.WithGroups)()
+    groups.__class__.__dict__["entry_items"].__set__(groups, 7)  # a repeated group, not a list
+    with pytest.raises(codec.EncodeError, match="expected a sequence"):
+        codec.encode(groups)
+
+
 def test_a_message_without_required_fields_is_always_initialized() -> None:
     assert AllTypes().IsInitialized()
     assert AllTypes().FindInitializationErrors() == []

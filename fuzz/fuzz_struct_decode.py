@@ -87,7 +87,7 @@ def decode(cls: Any, buffer: Any, size: int, **options: Any) -> Outcome:
 
 
 def _reencode(decoded: Any) -> bytes:
-    encoded = codec.encode(decoded)  # a decoded struct must always encode
+    encoded = codec.encode(decoded, partial=True)  # a decoded struct must always encode
     assert codec.encoded_size(decoded) == len(encoded), "encoded_size != len(encode())"
     return encoded
 

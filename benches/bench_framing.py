@@ -20,7 +20,7 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
-from codec._peerbench import codec_decode, codec_encode, codec_split, codec_write
+from codec._peerbench import codec_decode, codec_encode, codec_split, codec_split_copy, codec_write
 
 CORPUS = peers.sample_corpus(1000)
 OPS = len(CORPUS.messages)
@@ -89,6 +89,12 @@ def test_msgspec_encode_into(benchmark: BenchmarkFixture) -> None:
 def test_codec_split(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["ops"] = OPS
     assert benchmark(codec_split, CORPUS.stream) == CORPUS.payloads
+
+
+@pytest.mark.benchmark(group="framing-split-1000")
+def test_codec_split_copy(benchmark: BenchmarkFixture) -> None:
+    benchmark.extra_info["ops"] = OPS
+    assert benchmark(codec_split_copy, CORPUS.stream) == CORPUS.payloads
 
 
 @pytest.mark.benchmark(group="framing-decode-pb2-1000")

@@ -12,6 +12,7 @@ cdef extern from "Python.h":
     ctypedef struct PyMemoryViewObject:
         Py_buffer view
     memoryview PyMemoryView_FromObject(object obj)
+    bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
 
 ctypedef PyMemoryViewObject *MemoryViewPointer
 
@@ -25,6 +26,7 @@ cdef void resize(bytearray data, Py_ssize_t size) except *
 cdef void resize_zeroed(bytearray data, Py_ssize_t size) except *
 cdef bint is_exported(bytearray data) except -1
 cdef Py_ssize_t grown(Py_ssize_t capacity, Py_ssize_t needed) noexcept
+cdef void make_room(bytearray data, Py_ssize_t end, bint exact) except *
 cdef Py_ssize_t receive_capacity(Py_ssize_t capacity, Py_ssize_t needed) noexcept
 cdef object uninitialised(object obj)
 
@@ -33,6 +35,8 @@ cdef class WriteBuffer:
     cdef Py_ssize_t _length
     cdef bint _busy
     cdef Py_ssize_t _regions
+    @cython.locals(pos=Py_ssize_t)
+    cdef Py_ssize_t _room(self, Py_ssize_t size) except -1
     cdef int _claim(self, bint whole) except -1
     cdef object _busy_error(self, bint whole)
 
@@ -46,6 +50,7 @@ cdef class ReceiveWindow:
     cdef int _trim(self) except -1
     @cython.locals(unread=Py_ssize_t, fresh=bytearray)
     cdef int _relocate(self, Py_ssize_t capacity) except -1
+    cdef bytes _copied(self, Py_ssize_t start, Py_ssize_t end)
     cdef const uchar *_unread(self)
     @cython.locals(view=memoryview, narrowed=MemoryViewPointer)
     cdef memoryview _received(self, Py_ssize_t start, Py_ssize_t end)

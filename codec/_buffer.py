@@ -124,6 +124,20 @@ def grown(capacity: int, needed: int) -> int:
     return max(needed, capacity * 2, _INITIAL_CAPACITY)
 
 
+def make_room(data: bytearray, end: int, exact: bool) -> None:
+    """Make ``data`` hold ``end`` bytes: the growth rule of every output buffer.
+
+    With ``exact`` (a caller's ``bytearray``, which ends where its last frame
+    does), ``data`` is resized to ``end``; otherwise (a :class:`WriteBuffer`'s
+    storage) it grows geometrically when ``end`` does not fit, and never
+    shrinks.
+    """
+    if exact:
+        resize(data, end)
+    elif end > len(data):
+        resize(data, grown(len(data), end))
+
+
 def receive_capacity(capacity: int, needed: int) -> int:
     """The capacity a receive window of ``capacity`` bytes takes on when it needs ``needed``.
 
@@ -219,6 +233,12 @@ class WriteBuffer:
                 resize(self._data, max(capacity, self._length))
         finally:
             self._busy = False
+
+    def _room(self, size: int) -> int:
+        """Make room for ``size`` more bytes; return where they go (the pending length)."""
+        pos = self._length
+        make_room(self._data, pos + size, False)
+        return pos
 
     def _claim(self, whole: bool) -> None:
         """Take the buffer for one write; release it with ``_busy = False``.
@@ -318,6 +338,13 @@ class ReceiveWindow:
             narrowed.view.shape[0] = end - start
             return view  # type: ignore[no-any-return]
         return self._view[start:end]
+
+    def _copied(self, start: int, end: int) -> bytes:
+        """A copy of ``_data[start:end]``, as ``bytes``."""
+        if cython.compiled:
+            return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(self._data) + start, end - start)
+        with memoryview(self._data) as window:
+            return bytes(window[start:end])
 
     def _unread(self) -> memoryview:
         """The unread bytes as a source for copy_bytes."""

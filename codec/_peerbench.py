@@ -362,6 +362,13 @@ def codec_split(stream: bytes) -> list[memoryview]:
     return list(decoder)
 
 
+def codec_split_copy(stream: bytes) -> list[bytes]:
+    """A FrameDecoder(copy=True) fed the whole stream, frames collected as bytes (as naive)."""
+    decoder = codec.FrameDecoder(copy=True)
+    decoder.feed(stream)
+    return list(decoder)
+
+
 def codec_decode(stream: bytes, message_type: Any) -> list[Any]:
     """A FrameDecoder(message_type=...) fed the whole stream, messages collected."""
     decoder = codec.FrameDecoder(message_type=message_type)
@@ -463,6 +470,12 @@ def bench_cases(corpus: Corpus) -> list[Case]:
             "split",
             "FrameDecoder frames (memoryview)",
             partial(codec_split, stream),
+            payloads,
+        ),
+        Case(
+            "split",
+            "FrameDecoder(copy=True) frames (bytes, as the baseline)",
+            partial(codec_split_copy, stream),
             payloads,
             target=">=10x",
         ),

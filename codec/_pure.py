@@ -45,6 +45,7 @@ COMPILED_MODULES = (
     "codec._struct",
     "codec._encode",
     "codec._decode",
+    "codec._dispatch",
     "codec.framing",
     "codec.profiler._recorder",
 )

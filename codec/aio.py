@@ -71,7 +71,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from codec._decode import Decoder
 from codec.errors import CodecError, DecodeError
-from codec.framing import DEFAULT_MAX_FRAME_SIZE, PAYLOAD_TYPES, FrameDecoder, FrameEncoder
+from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_flag
 
 __all__ = [
     "DEFAULT_READ_HIGH_WATER",
@@ -178,6 +178,14 @@ class _Flow(Protocol):
 # --- reader -------------------------------------------------------------------
 
 
+def _frame_decoder(
+    max_frame_size: int, strict: bool, message_type: Any, zero_copy: bool
+) -> FrameDecoder:
+    """The decoder of a reader: raw frames as ``bytes``, or views with ``zero_copy``."""
+    copy = not checked_flag("zero_copy", zero_copy)
+    return FrameDecoder(max_frame_size, strict=strict, message_type=message_type, copy=copy)
+
+
 class FramedReader(Generic[M]):
     """Messages from a framed byte stream, one per :meth:`recv`, or by ``async for``.
 
@@ -205,10 +213,9 @@ class FramedReader(Generic[M]):
     :class:`FramedProtocol` or :meth:`from_stream`, not directly.
     """
 
-    def __init__(self, decoder: FrameDecoder, source: _Source, *, copy: bool) -> None:
+    def __init__(self, decoder: FrameDecoder, source: _Source) -> None:
         self._decoder = decoder
         self._source = source
-        self._copy = copy  # raw frames come out as bytes, not as views of the window
         # Whether the source wants _frame_taken() calls (it may change it).
         self._notify = True
         self._turn = _TURN_CHECK  # frames to hand out before the clock is read
@@ -256,9 +263,9 @@ class FramedReader(Generic[M]):
         frame timeout the stream's transport is closed. Options as for
         :class:`FramedProtocol`.
         """
-        decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type)
+        decoder = _frame_decoder(max_frame_size, strict, message_type, zero_copy)
         source = _StreamSource(stream, decoder, frame_timeout)
-        reader = cls(decoder, source, copy=message_type is None and not zero_copy)
+        reader = cls(decoder, source)
         reader._notify = frame_timeout is not None
         return reader
 
@@ -321,8 +328,6 @@ class FramedReader(Generic[M]):
             frame = await self._wait_frame()
         elif self._notify:
             self._source._frame_taken()
-        if self._copy:
-            return bytes(frame)  # type: ignore[return-value]
         return frame  # type: ignore[no-any-return]
 
     def recv_nowait(self) -> M | None:
@@ -331,10 +336,7 @@ class FramedReader(Generic[M]):
         Raises like :meth:`recv` only for a fault reached in the buffered
         bytes; the end of the stream is reported by :meth:`recv`.
         """
-        frame = self._take()
-        if frame is not None and self._copy:
-            return bytes(frame)  # type: ignore[return-value]
-        return frame  # type: ignore[no-any-return]
+        return self._take()  # type: ignore[no-any-return]
 
     def __aiter__(self) -> FramedReader[M]:
         return self
@@ -355,8 +357,6 @@ class FramedReader(Generic[M]):
                 raise StopAsyncIteration from None
         elif self._notify:
             self._source._frame_taken()
-        if self._copy:
-            return bytes(frame)  # type: ignore[return-value]
         return frame  # type: ignore[no-any-return]
 
 
@@ -499,8 +499,9 @@ class FramedWriter:
     def send(self, message: Any) -> None:
         """Encode one message: a struct, a google.protobuf message, or a raw payload.
 
-        A raw payload is ``bytes``, ``bytearray`` or a ``memoryview`` (wrap
-        other buffers, such as numpy arrays, in ``memoryview()``).
+        A raw payload is any object with the buffer protocol (``bytes``,
+        ``bytearray``, ``memoryview``, a numpy array), as for
+        :meth:`FrameEncoder.encode <codec.FrameEncoder.encode>`.
 
         It reaches the transport at the end of this loop iteration, with
         everything else sent meanwhile, or at once when 64 KiB are pending.
@@ -512,10 +513,7 @@ class FramedWriter:
         if self._refusing or (self._poll_transport and self._transport.is_closing()):
             self._refuse()
         encoder = self._encoder
-        if isinstance(message, PAYLOAD_TYPES):
-            encoder.write(message)
-        else:
-            encoder.encode(message)
+        encoder.encode(message)
         if len(encoder) >= self._flush_size:
             self._flush()
         elif not self._flush_scheduled:
@@ -723,16 +721,14 @@ class FramedProtocol(asyncio.BufferedProtocol):
             )
         if frame_timeout is not None and not frame_timeout > 0:
             raise ValueError(f"frame_timeout must be positive, got {frame_timeout}")
-        self._decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type)
+        self._decoder = _frame_decoder(max_frame_size, strict, message_type, zero_copy)
         self._max_frame_size = max_frame_size
         self._read_high = read_high_water
         self._read_low = read_low_water
         self._write_limits = (write_high_water, write_low_water)
         self._frame_timeout = frame_timeout
         self._client_connected_cb = client_connected_cb
-        self.reader: FramedReader[Any] = FramedReader(
-            self._decoder, self, copy=message_type is None and not zero_copy
-        )
+        self.reader: FramedReader[Any] = FramedReader(self._decoder, self)
         self.reader._notify = frame_timeout is not None  # and while reading is paused
         self._writer: FramedWriter | None = None
         self._transport: asyncio.Transport | None = None

@@ -4,12 +4,10 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport (
-    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, grown, resize,
-    uninitialised,
+    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, make_room, uninitialised,
 )
-from codec._encode cimport Tape, measure, release, write_tape
-from codec._decode cimport Decoder
-from codec._struct cimport Struct
+from codec._dispatch cimport Parser, parser_for, payload_of
+from codec._encode cimport Tape, release, write_tape
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )
@@ -24,11 +22,11 @@ cdef Py_ssize_t _frame_into(bytearray data, Py_ssize_t offset, object payload, P
 cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *source, Py_ssize_t size,
                            Py_ssize_t limit, bint exact) except -1
 
-@cython.locals(tape=Tape, body=Py_ssize_t)
-cdef Py_ssize_t _put_struct(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
-                            bint exact, bint partial) except -1
-
-@cython.locals(body=Py_ssize_t, end=Py_ssize_t)
+@cython.locals(staged=object, tape=Tape, body=Py_ssize_t)
+cdef Py_ssize_t _put_message(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
+                             bint exact, bint partial) except -1
+cdef Py_ssize_t _resolved(bytearray data, Py_ssize_t offset) except -1
+@cython.locals(body=Py_ssize_t)
 cdef Py_ssize_t _frame_room(bytearray data, Py_ssize_t offset, Py_ssize_t size, Py_ssize_t limit,
                             bint exact) except -1
 
@@ -44,8 +42,9 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef Py_ssize_t _max_frame_size
     cdef bint _strict
     cdef object _message_type
-    cdef Decoder _decoder
-    cdef Py_ssize_t _prefix_size, _payload_size, _checked
+    cdef Parser _parser
+    cdef bint _copy
+    cdef Py_ssize_t _walked
     cdef object _error
     cdef Py_ssize_t _error_offset
     cdef bint _eof
@@ -53,25 +52,17 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef bint _busy
     cdef int _claim(self) except -1
     cdef object _busy_error(self)
+    cpdef object next_frame(self)
+    @cython.locals(start=Py_ssize_t, n=Py_ssize_t, body=Py_ssize_t, end=Py_ssize_t,
+                   data=cython.p_uchar)
+    cdef object _take(self)
     cdef int _commit(self, Py_ssize_t nbytes) except -1
     @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, size=uint64_t,
                    data=cython.p_uchar)
-    cdef int _check_ahead(self) except -1
-
-    @cython.locals(start=Py_ssize_t, payload=Py_ssize_t, end=Py_ssize_t)
-    cpdef object next_frame(self)
+    cdef int _walk(self) except -1
     cdef int _check_receiving(self) except -1
-    cdef bint _frame_complete(self) except -1
-    cdef bint _locate_frame(self) except -1
-    @cython.locals(n=Py_ssize_t, data=cython.p_uchar)
-    cdef Py_ssize_t _prefix_at(self, Py_ssize_t pos) except -1
     @cython.locals(size=uint64_t)
     cdef object _prefix_error(self, Py_ssize_t pos, Py_ssize_t n)
     cdef int _poison(self, object error, Py_ssize_t pos) except -1
     cdef int _fail(self, object error, Py_ssize_t pos) except -1
-    cdef object _parse(self, memoryview frame, Py_ssize_t start)
-    cdef Py_ssize_t _prefix_of(self, Py_ssize_t pos) noexcept
-
-cdef object _serialize(object message, bint partial)
-@cython.locals(decoder=Decoder)
-cdef Decoder _decoder_for(object message_type)
+    cdef object _parse(self, memoryview frame, Py_ssize_t start, Py_ssize_t prefix)

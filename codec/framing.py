@@ -46,17 +46,13 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
-from google.protobuf.message import DecodeError as _ProtobufDecodeError
-from google.protobuf.message import EncodeError as _ProtobufEncodeError
-
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
-from codec._decode import Decoder
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes, grown, resize, uninitialised
-    from codec._encode import measure, release, write_tape
-    from codec._struct import Struct
+    from codec._buffer import byte_pointer, copy_bytes, make_room, uninitialised
+    from codec._dispatch import parser_for, payload_of
+    from codec._encode import Tape, release, write_tape
     from codec._varint import (
         acquire,
         varint_error,
@@ -65,16 +61,13 @@ if not cython.compiled:  # compiled, framing.pxd cimports these C functions
         varint_value,
         varint_write,
     )
-from codec.errors import DecodeError, EncodeError, FrameTooLargeError, TruncatedError
+from codec.errors import DecodeError, FrameTooLargeError, TruncatedError
 from codec.wire import Delimited, open_frame
 
 COMPILED: bool = cython.compiled
 
 # gRPC's default receive limit and Go protodelim's default MaxSize.
 DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
-
-# What the layers above write as a raw payload (FrameEncoder.write), not a message (encode).
-PAYLOAD_TYPES = (bytes, bytearray, memoryview)
 
 
 def _integer(name: str, value: Any) -> int:
@@ -101,37 +94,11 @@ def checked_size(name: str, value: Any, minimum: int = 0) -> int:
     return size
 
 
-def _checked_flag(name: str, value: Any) -> bool:
+def checked_flag(name: str, value: Any) -> bool:
+    """``value``, an argument called ``name``, checked to be a ``bool`` (a TypeError if not)."""
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
     return value
-
-
-def _decoder_for(message_type: Any) -> Decoder | None:
-    """The :class:`codec.Decoder` of a struct ``message_type``, or None for other types.
-
-    Any other ``message_type`` must be None or a class with ``FromString``
-    (a google.protobuf message class): a :class:`TypeError` says so at once,
-    not the first frame.
-    """
-    if isinstance(message_type, Decoder):
-        decoder = message_type
-        # A Decoder whose __init__ never ran, or failed, has no decoding state.
-        if (decoder.state if cython.compiled else getattr(decoder, "state", None)) is None:
-            raise TypeError("message_type is a Decoder that is not initialised")
-        return decoder
-    if isinstance(message_type, type):
-        if issubclass(message_type, Struct):
-            return Decoder(message_type)
-        if callable(getattr(message_type, "FromString", None)):
-            return None
-    elif message_type is None:
-        return None
-    given = repr(message_type) if isinstance(message_type, type) else type(message_type).__name__
-    raise TypeError(
-        "message_type must be a protobuf message class, a struct class, a codec.Decoder"
-        f" or None, not {given}"
-    )
 
 
 def _room(sizehint: int, limit: int) -> int:
@@ -144,25 +111,6 @@ def _room(sizehint: int, limit: int) -> int:
     if sizehint <= 0:
         return RECEIVE_CHUNK
     return min(sizehint, max(varint_size(limit) + limit, RECEIVE_CHUNK))
-
-
-def _serialize(message: Any, partial: bool) -> bytes:
-    """The payload of a google.protobuf message, serialized once (``partial``: as pb2 says)."""
-    if isinstance(message, type):
-        raise TypeError(
-            f"cannot encode the class {message.__name__} itself: expected a message,"
-            f" such as {message.__name__}(...)"
-        )
-    try:
-        serialize = message.SerializePartialToString if partial else message.SerializeToString
-    except AttributeError:
-        raise EncodeError(
-            f"cannot encode {type(message).__name__}: expected a protobuf message"
-        ) from None
-    try:
-        return serialize()  # type: ignore[no-any-return]
-    except _ProtobufEncodeError as exc:  # e.g. a proto2 required field is missing
-        raise EncodeError(str(exc)) from exc
 
 
 def _frame_into(data: bytearray, offset: int, payload: object, limit: int, exact: bool) -> int:
@@ -191,42 +139,46 @@ def _put_frame(
     return body + size
 
 
-def _put_struct(
-    data: bytearray, offset: int, message: Struct, limit: int, exact: bool, partial: bool
+def _put_message(
+    data: bytearray, offset: int, message: Any, limit: int, exact: bool, partial: bool
 ) -> int:
-    """Write a struct as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
+    """Write a message as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
 
-    The struct is read first (every value checked, before anything is
-    written), then written with no Python code run, so a refused struct
-    leaves ``data`` as it was. ``offset`` is checked once the struct is read:
-    the Python code that reading it may run could have resized ``data``.
+    :func:`~codec._dispatch.payload_of` says how (a struct's tape, or a bytes-like
+    payload), checking every value before anything is written, so a refused
+    message leaves ``data`` as it was. ``offset`` is checked after that: the
+    Python code a struct's values may run could have resized ``data``.
     """
-    tape = measure(message, partial)
-    try:
-        if offset == -1:
-            offset = len(data)
-        elif offset > len(data):
-            raise ValueError(f"offset {offset} is outside the buffer (length {len(data)})")
-        body = _frame_room(data, offset, tape.size, limit, exact)
-        return write_tape(tape, data, body)
-    finally:
-        release(tape)
+    staged = payload_of(message, partial)
+    if type(staged) is Tape:
+        tape = cython.cast(Tape, staged)
+        try:
+            body = _frame_room(data, _resolved(data, offset), tape.size, limit, exact)
+            return write_tape(tape, data, body)
+        finally:
+            release(tape)
+    return _frame_into(data, _resolved(data, offset), staged, limit, exact)
+
+
+def _resolved(data: bytearray, offset: int) -> int:
+    """``offset`` as a position of ``data``: -1 is its end; past the end is a ValueError."""
+    if offset == -1:
+        return len(data)
+    if offset > len(data):
+        raise ValueError(f"offset {offset} is outside the buffer (length {len(data)})")
+    return offset
 
 
 def _frame_room(data: bytearray, offset: int, size: int, limit: int, exact: bool) -> int:
     """Make room for a frame of ``size`` payload bytes at ``offset``, write its prefix.
 
     Returns where the payload goes. With ``exact``, ``data`` is resized to end
-    with the frame; otherwise it grows geometrically when the frame does not fit.
+    with the frame; otherwise it grows as a :class:`WriteBuffer`'s storage does.
     """
     if size > limit:
         raise FrameTooLargeError(size, limit)
     body = offset + varint_size(size)
-    end = body + size
-    if exact:
-        resize(data, end)
-    elif end > len(data):
-        resize(data, grown(len(data), end))
+    make_room(data, body + size, exact)
     varint_write(byte_pointer(data), offset, size)
     return body
 
@@ -253,14 +205,7 @@ def encode_frame_into(
     if not -1 <= offset <= len(buffer):
         raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
     limit = checked_size("max_frame_size", max_frame_size)
-    if isinstance(message_or_payload, Struct):
-        return _put_struct(buffer, offset, message_or_payload, limit, True, partial)
-    if offset == -1:
-        offset = len(buffer)
-    payload = message_or_payload
-    if hasattr(payload, "SerializeToString"):
-        payload = _serialize(payload, partial)
-    return _frame_into(buffer, offset, payload, limit, True)
+    return _put_message(buffer, offset, message_or_payload, limit, True, partial)
 
 
 class FrameEncoder(WriteBuffer):
@@ -319,23 +264,22 @@ class FrameEncoder(WriteBuffer):
         return open_frame(self, self._max_frame_size)
 
     def encode(self, message: Any, partial: bool = False) -> int:
-        """Append one message (a struct or a google.protobuf message) as a frame.
+        """Append one message as a frame: a struct, a google.protobuf message or a payload.
 
         Returns the bytes appended. A struct is written straight into the
-        buffer; a google.protobuf message is serialized once, then copied.
-        A message missing required fields is an EncodeError naming them,
-        unless ``partial`` (pb2's ``SerializePartialToString``).
+        buffer; a google.protobuf message is serialized once, then copied; a
+        bytes-like payload is copied, as by :meth:`write`. A message missing
+        required fields is an EncodeError naming them, unless ``partial``
+        (pb2's ``SerializePartialToString``).
         """
-        if isinstance(message, Struct):
-            self._claim(True)  # held while the struct's values run Python code
-            try:
-                start = self._length
-                end = _put_struct(self._data, start, message, self._max_frame_size, False, partial)
-                self._length = end
-            finally:
-                self._busy = False
-            return end - start
-        return self.write(_serialize(message, partial))
+        self._claim(True)  # held while a struct's values or a message's serializer run
+        try:
+            start = self._length
+            end = _put_message(self._data, start, message, self._max_frame_size, False, partial)
+            self._length = end
+        finally:
+            self._busy = False
+        return end - start
 
 
 class FrameDecoder(ReceiveWindow):
@@ -345,13 +289,16 @@ class FrameDecoder(ReceiveWindow):
     writes straight into the window) or :meth:`feed` (copied in). Frames come
     out of :meth:`next_frame` or by iterating the decoder, as ``memoryview``
     slices of the window that stay valid at least until the next
-    ``get_buffer``/``feed``; they are never overwritten afterwards either
-    (the window moves to fresh memory while they are alive). With
-    ``message_type`` (a google.protobuf message class, a struct class, or a
-    :class:`codec.Decoder` of a struct class with its decode options) they
-    come out parsed. The window grows with the bytes received, never with a
-    declared length; :meth:`shrink` gives back what it grew into for a large
-    frame (a warm decoder keeps its window until then).
+    ``get_buffer``/``feed``; they are never overwritten afterwards either (the
+    window moves to fresh memory while they are alive). With ``copy=True``
+    they come out as ``bytes`` instead, copied straight from the window (no
+    view is made: for frames of a few hundred bytes a copy costs less than a
+    view, and it holds no window memory). With ``message_type`` (a
+    google.protobuf message class, a struct class, or a :class:`codec.Decoder`
+    of a struct class with its decode options) they come out parsed, and
+    ``copy`` does not apply. The window grows with the bytes received, never
+    with a declared length; :meth:`shrink` gives back what it grew into for a
+    large frame (a warm decoder keeps its window until then).
 
     Errors: :class:`FrameTooLargeError` and :class:`~codec.errors.VarintError`
     for a bad prefix, :class:`TruncatedError` from :meth:`feed_eof` when the
@@ -374,20 +321,24 @@ class FrameDecoder(ReceiveWindow):
         *,
         strict: bool = False,
         message_type: Any = None,
+        copy: bool = False,
     ) -> None:
         if self._busy:  # __init__ called again, from a parser
             raise self._busy_error()
         limit = checked_size("max_frame_size", max_frame_size)  # checked before any change
-        strict = _checked_flag("strict", strict)
-        decoder = _decoder_for(message_type)
+        strict = checked_flag("strict", strict)
+        copy = checked_flag("copy", copy)
+        parser = parser_for(message_type)
         ReceiveWindow.__init__(self)
         self._max_frame_size = limit
         self._strict = strict
         self._message_type = message_type
-        self._decoder = decoder  # for structs (a struct class gets the default options)
-        self._prefix_size = 0  # of the frame at _start; 0 while its prefix is incomplete
-        self._payload_size = 0
-        self._checked = 0  # stream offset of the first frame received but not yet complete
+        self._parser = parser  # None: raw frames
+        self._copy = copy  # raw frames as bytes, not as views of the window
+        # The cursor: the stream offset of the first frame not complete (or
+        # with a bad prefix). Every frame before it is complete, its prefix
+        # scanned and checked once, as its bytes arrived.
+        self._walked = 0
         self._error: DecodeError | None = None
         self._error_offset = 0  # stream offset of the frame at fault
         self._eof = False
@@ -400,13 +351,17 @@ class FrameDecoder(ReceiveWindow):
         return self._max_frame_size
 
     @property
+    def message_type(self) -> Any:
+        """What frames are parsed with (as given), or None for raw frames."""
+        return self._message_type
+
+    @property
     def frame_in_progress(self) -> bool:
         """True while a frame has started arriving but is not complete."""
         self._claim()
         try:
-            if self._error is not None or self._end == self._start:
-                return False
-            return not self._frame_complete()
+            head = self._base + self._start
+            return self._error is None and head == self._walked and self._start < self._end
         finally:
             self._busy = False
 
@@ -476,25 +431,19 @@ class FrameDecoder(ReceiveWindow):
             if self._error is not None:
                 raise self._error
             self._eof = True
-            pos = self._start
-            while pos < self._end:
-                n = self._prefix_at(pos)
-                if n == 0:
-                    self._fail(
-                        TruncatedError("stream ended inside a frame prefix", self._base + pos), pos
-                    )
-                size = varint_value(byte_pointer(self._data), pos, n)
-                received = self._end - pos - n
-                if size > received:
-                    self._fail(
-                        TruncatedError(
-                            "stream ended inside a frame body",
-                            self._base + pos,
-                            missing=size - received,
-                        ),
-                        pos,
-                    )
-                pos += n + size
+            pos = self._walked - self._base
+            if pos == self._end:
+                return
+            data = byte_pointer(self._data)
+            n = varint_scan(data, pos, self._end, self._strict)
+            if n == 0:
+                error = TruncatedError("stream ended inside a frame prefix", self._base + pos)
+            else:
+                missing = varint_value(data, pos, n) - (self._end - pos - n)
+                error = TruncatedError(
+                    "stream ended inside a frame body", self._base + pos, missing=missing
+                )
+            self._fail(error, pos)
         finally:
             self._busy = False
 
@@ -504,19 +453,7 @@ class FrameDecoder(ReceiveWindow):
         """The next complete frame (a ``memoryview``, or a message), or ``None``."""
         self._claim()
         try:
-            if self._error is not None and self._base + self._start >= self._error_offset:
-                raise self._error
-            if not self._frame_complete():
-                return None
-            start = self._start
-            payload = start + self._prefix_size
-            end = payload + self._payload_size
-            self._start = end
-            self._prefix_size = 0
-            frame = self._received(payload, end)
-            if self._message_type is None:
-                return frame
-            return self._parse(frame, start)
+            return self._take()
         finally:
             self._busy = False
 
@@ -542,31 +479,59 @@ class FrameDecoder(ReceiveWindow):
         return self
 
     def __next__(self) -> Any:
-        frame = self.next_frame()
+        self._claim()
+        try:
+            frame = self._take()
+        finally:
+            self._busy = False
         if frame is None:
             raise StopIteration
         return frame
 
     # --- internals ---------------------------------------------------------
 
+    def _take(self) -> Any:
+        """Take the frame at ``_start`` if it is complete: a view, or its message; else None."""
+        start = self._start
+        if self._error is not None and self._base + start >= self._error_offset:
+            raise self._error
+        if self._base + start == self._walked:
+            return None  # the walk stopped here: the frame is not complete
+        # The walk checked this prefix: only the length it holds is read again.
+        data = byte_pointer(self._data)
+        n = 1
+        while data[start + n - 1] >= 0x80:
+            n += 1
+        body = start + n
+        end = body + cython.cast(cython.Py_ssize_t, varint_value(data, start, n))
+        self._start = end
+        if self._parser is not None:
+            return self._parse(self._received(body, end), start, n)
+        if self._copy:
+            return self._copied(body, end)
+        return self._received(body, end)
+
     def _commit(self, nbytes: int) -> None:
-        """Count ``nbytes`` written after ``_end`` as received."""
+        """Count ``nbytes`` written after ``_end`` as received, and walk the frames they end.
+
+        A bad or oversized prefix of the next frame to take raises at once;
+        one behind frames not taken yet poisons the decoder silently, for
+        ``next_frame()`` to raise once those frames are out.
+        """
         self._end += nbytes
         self._offered = 0
-        self._locate_frame()  # a bad or oversized prefix of the next frame raises at once
-        self._check_ahead()
+        self._walk()
+        if self._error is not None and self._error_offset == self._base + self._start:
+            raise self._error
 
-    def _check_ahead(self) -> None:
-        """Check the prefixes behind the complete frames not taken yet, as they arrive.
+    def _walk(self) -> None:
+        """Move the cursor over the frames received complete since the last walk.
 
-        Walks the received frames from ``_checked`` (so each is stepped over
-        once) up to the first incomplete one. A bad prefix found there poisons
-        the decoder without raising: ``next_frame()`` returns the frames
-        before it, then raises, and ``feed()`` refuses any more bytes.
+        Each prefix is scanned and checked once, when the bytes that complete
+        it arrive; the walk stops at the first frame not complete, or at a bad
+        prefix, which poisons the decoder without raising.
         """
-        pos = self._checked - self._base
-        if pos < self._start:
-            pos = self._start
+        pos = self._walked - self._base
         data = byte_pointer(self._data)
         end = self._end
         while pos < end:
@@ -582,7 +547,7 @@ class FrameDecoder(ReceiveWindow):
             if size > end - pos - n:
                 break
             pos += n + size
-        self._checked = self._base + pos
+        self._walked = self._base + pos
 
     def _claim(self) -> None:
         """Hold the decoder for one call; release it with ``_busy = False``."""
@@ -601,34 +566,6 @@ class FrameDecoder(ReceiveWindow):
         if self._eof:
             raise RuntimeError("no data may follow feed_eof()")
 
-    def _frame_complete(self) -> bool:
-        """Whether the whole frame at ``_start`` is buffered."""
-        return (
-            self._locate_frame()
-            and self._payload_size <= self._end - self._start - self._prefix_size
-        )
-
-    def _locate_frame(self) -> bool:
-        """Read the prefix of the frame at ``_start`` if complete; return whether it is."""
-        if self._prefix_size == 0 and self._start < self._end:
-            n = self._prefix_at(self._start)
-            if n:
-                self._payload_size = varint_value(byte_pointer(self._data), self._start, n)
-                self._prefix_size = n
-        return self._prefix_size != 0
-
-    def _prefix_at(self, pos: int) -> int:
-        """Length of the frame prefix at ``pos``, or 0 if incomplete.
-
-        A malformed prefix, or one declaring more than ``max_frame_size``,
-        poisons the decoder.
-        """
-        data = byte_pointer(self._data)
-        n = varint_scan(data, pos, self._end, self._strict)
-        if n < 0 or (n and varint_value(data, pos, n) > self._max_frame_size):
-            self._fail(self._prefix_error(pos, n), pos)
-        return n
-
     def _prefix_error(self, pos: int, n: int) -> DecodeError:
         """The error of the bad prefix at ``pos`` that varint_scan measured as ``n``."""
         if n < 0:
@@ -646,25 +583,16 @@ class FrameDecoder(ReceiveWindow):
         self._poison(error, pos)
         raise error
 
-    def _parse(self, frame: memoryview, start: int) -> Any:
-        offset = self._base + start
+    def _parse(self, frame: memoryview, start: int, prefix: int) -> Any:
+        """The message in ``frame``, the frame at window position ``start``."""
+        parser = self._parser
+        assert parser is not None  # only frames of a decoder with a message_type are parsed
         try:
-            if self._decoder is not None:
-                return self._decoder.state.run(
-                    self._decoder.plan, frame, offset + self._prefix_of(start)
-                )
-            return self._message_type.FromString(frame)
+            return parser.parse(frame, self._base + start, prefix)
         except DecodeError as exc:
             self._fail(exc, start)
-        except _ProtobufDecodeError as exc:  # anything else is no verdict on the frame
-            name = getattr(self._message_type, "__name__", "message")
-            self._fail(DecodeError(f"frame is not a valid {name}: {exc}", offset), start)
         finally:
             frame.release()
-
-    def _prefix_of(self, pos: int) -> int:
-        """Length of the (valid) frame prefix at ``pos``."""
-        return varint_scan(byte_pointer(self._data), pos, self._end, self._strict)
 
 
 if not cython.compiled:
@@ -676,10 +604,9 @@ if not cython.compiled:
         _max_frame_size=0,
         _strict=False,
         _message_type=None,
-        _decoder=None,
-        _prefix_size=0,
-        _payload_size=0,
-        _checked=0,
+        _parser=None,
+        _copy=False,
+        _walked=0,
         _error=None,
         _error_offset=0,
         _eof=False,

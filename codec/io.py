@@ -36,7 +36,6 @@ from typing import Any
 from codec._buffer import RECEIVE_CHUNK
 from codec.framing import (
     DEFAULT_MAX_FRAME_SIZE,
-    PAYLOAD_TYPES,
     FrameDecoder,
     FrameEncoder,
     checked_size,
@@ -54,23 +53,26 @@ def read_frames(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     strict: bool = False,
+    copy: bool = False,
     chunk_size: int = RECEIVE_CHUNK,
 ) -> Iterator[Any]:
     """Iterate the frames of a blocking binary stream, parsed with ``message_type`` if given.
 
     ``source`` is a ``socket.socket`` (``recv_into``) or a binary file, pipe
     or ``io.BytesIO`` (``readinto1``, else ``readinto``). Each read asks for
-    ``chunk_size`` bytes, straight into the decoder's window. ``message_type``,
-    ``max_frame_size`` and ``strict`` are :class:`~codec.FrameDecoder`'s, and so
-    are the frames (``memoryview`` slices of the window without
-    ``message_type``) and the errors. The arguments are checked at once; the
+    ``chunk_size`` bytes, straight into the decoder's window.
+    ``message_type``, ``max_frame_size``, ``strict`` and ``copy`` are
+    :class:`~codec.FrameDecoder`'s, and so are the frames (``memoryview``
+    slices of the window without ``message_type``; ``bytes`` with
+    ``copy=True``) and the errors. The arguments are checked at once; the
     stream is read as the iteration goes. The iteration stops at a clean end
     of stream; a stream cut inside a frame raises
-    :class:`~codec.errors.TruncatedError` once the frames before the cut are out.
+    :class:`~codec.errors.TruncatedError` once the frames before the cut are
+    out.
     """
     read = _reader(source)
     size = checked_size("chunk_size", chunk_size, 1)
-    decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type)
+    decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type, copy=copy)
     return _frames(read, decoder, size)
 
 
@@ -85,8 +87,8 @@ def write_frames(
 
     ``sink`` is a ``socket.socket`` (``sendall``) or a binary file, pipe or
     ``io.BytesIO`` (``write``, repeated after a partial write). A message is a
-    struct, a google.protobuf message or a raw payload (``bytes``,
-    ``bytearray``, ``memoryview``), as for :class:`codec.aio.FramedWriter`.
+    struct, a google.protobuf message or a raw payload (any object with the
+    buffer protocol), as for :meth:`codec.FrameEncoder.encode`.
     The frames go through one :class:`~codec.FrameEncoder`, handed to the
     sink whenever ``batch_size`` bytes are pending (0: after every frame) and
     at the end. An error (:class:`~codec.errors.EncodeError`,
@@ -99,10 +101,7 @@ def write_frames(
     count = 0
     try:
         for message in messages:
-            if isinstance(message, PAYLOAD_TYPES):
-                encoder.write(message)
-            else:
-                encoder.encode(message)
+            encoder.encode(message)
             count += 1
             if len(encoder) >= batch:
                 _flush(encoder, write)

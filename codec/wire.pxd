@@ -7,8 +7,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove
 
 from codec._buffer cimport (
-    MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, copy_bytes, grown,
-    resize, uninitialised,
+    MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, copy_bytes,
+    uninitialised,
 )
 from codec._varint cimport (
     read_le, write_le, acquire, varint_scan, varint_size, varint_value,
@@ -58,7 +58,6 @@ cdef class WireWriter:
     cdef readonly WriteBuffer buffer
 
     @cython.locals(pos=Py_ssize_t, needed=Py_ssize_t, data=bytearray)
-    cdef Py_ssize_t _room(self, Py_ssize_t size) except -1
 
     @cython.locals(bits=uint64_t, width=Py_ssize_t, pos=Py_ssize_t, out=cython.p_uchar,
                    tag=uint64_t, buffer=WriteBuffer)

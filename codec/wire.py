@@ -60,7 +60,7 @@ from codec._varint import Bytes, WritableBytes, byte_view
 from codec._wire import KIND_NAMES, NUMPY_DTYPES
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
-    from codec._buffer import byte_pointer, copy_bytes, grown, resize, uninitialised
+    from codec._buffer import byte_pointer, copy_bytes, uninitialised
     from codec._varint import (
         read_le,
         varint_scan,
@@ -398,7 +398,7 @@ class WireWriter:
         tag = _tag(field, wire_type)
         buffer = _claimed(self, False)
         try:
-            pos = self._room(varint_size(tag))
+            pos = self.buffer._room(varint_size(tag))
             buffer._length = varint_write(byte_pointer(buffer._data), pos, tag)
         finally:
             buffer._busy = False
@@ -458,22 +458,13 @@ class WireWriter:
 
     # --- internals ----------------------------------------------------------
 
-    def _room(self, size: int) -> int:
-        """Make room for ``size`` more bytes; return where they go (the pending length)."""
-        data = self.buffer._data
-        pos = self.buffer._length
-        needed = pos + size
-        if needed > len(data):
-            resize(data, grown(len(data), needed))
-        return pos
-
     def _scalar(self, field: object, code: int, value: object) -> None:
         tag = _tag(field, natural_wire_type(code))
         bits = scalar_bits(field, code, value)  # may run Python code: before the claim
         width = kind_width(code)
         buffer = _claimed(self, False)
         try:
-            pos = self._room(varint_size(tag) + (width or varint_size(bits)))
+            pos = self.buffer._room(varint_size(tag) + (width or varint_size(bits)))
             out = byte_pointer(buffer._data)
             pos = varint_write(out, pos, tag)
             pos = write_le(out, pos, bits, width) if width else varint_write(out, pos, bits)
@@ -485,7 +476,7 @@ class WireWriter:
         """Write ``tag`` and ``varint(size)`` (neither if ``tag`` is 0), then ``size`` bytes."""
         buffer = _claimed(self, False)
         try:
-            pos = self._room((varint_size(tag) + varint_size(size) if tag else 0) + size)
+            pos = self.buffer._room((varint_size(tag) + varint_size(size) if tag else 0) + size)
             out = byte_pointer(buffer._data)
             if tag:
                 pos = varint_write(out, pos, tag)
@@ -547,7 +538,7 @@ class WireWriter:
                 buffer = _claimed(self, False)
                 try:
                     # _write_column may store up to three bytes past the end
-                    pos = self._room(varint_size(tag) + varint_size(size) + size + 3)
+                    pos = self.buffer._room(varint_size(tag) + varint_size(size) + size + 3)
                     out = byte_pointer(buffer._data)
                     pos = varint_write(out, pos, tag)
                     pos = varint_write(out, pos, size)
@@ -578,7 +569,7 @@ class WireWriter:
             try:
                 for value in items:
                     bits = scalar_bits(field, code, value)
-                    pos = self._room(width or varint_size(bits))
+                    pos = self.buffer._room(width or varint_size(bits))
                     out = byte_pointer(buffer._data)
                     if width:
                         buffer._length = write_le(out, pos, bits, width)
@@ -597,7 +588,7 @@ class WireWriter:
 
     def _open(self, tag: int) -> int:
         """Write ``tag`` (none if 0) and one reserved length byte; return where the body goes."""
-        pos = self._room((varint_size(tag) if tag else 0) + 1)
+        pos = self.buffer._room((varint_size(tag) if tag else 0) + 1)
         out = byte_pointer(self.buffer._data)
         if tag:
             pos = varint_write(out, pos, tag)
@@ -620,7 +611,7 @@ class WireWriter:
         extra = varint_size(size) - 1
         if extra:
             try:
-                self._room(extra)
+                self.buffer._room(extra)
             except BaseException:
                 self._rollback(start)
                 raise

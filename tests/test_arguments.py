@@ -86,11 +86,12 @@ def test_bad_encoder_capacity(capacity: object, error: type, message: str) -> No
     assert str(info.value).startswith(message)
 
 
-@pytest.mark.parametrize("strict", ["yes", 1, None])
-def test_strict_must_be_a_bool(strict: object) -> None:
+@pytest.mark.parametrize("value", ["yes", 1, None])
+@pytest.mark.parametrize("option", ["strict", "copy"])
+def test_decoder_flags_must_be_bools(option: str, value: object) -> None:
     with pytest.raises(TypeError) as info:
-        FrameDecoder(strict=strict)  # type: ignore[arg-type]
-    assert str(info.value) == f"strict must be True or False, not {type(strict).__name__}"
+        FrameDecoder(**{option: value})
+    assert str(info.value) == f"{option} must be True or False, not {type(value).__name__}"
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ Split invariance (I1) is in ``test_framing_split.py``, allocation bounds in
 from __future__ import annotations
 
 import gc
+import io
 import os
 import subprocess
 import sys
@@ -889,10 +890,6 @@ def test_encode_frame_into_over_limit_leaves_buffer(payload: Any, offset: int) -
 
 @pytest.mark.parametrize("payload", [pytest.param("text", id="str"), pytest.param(5, id="int")])
 def test_non_buffer_payload_is_type_error(payload: object) -> None:
-    buffer = bytearray(b"01")
-    with pytest.raises(TypeError):
-        encode_frame_into(payload, buffer)
-    assert buffer == b"01"
     encoder = FrameEncoder()
     with pytest.raises(TypeError):
         encoder.write(payload)
@@ -944,6 +941,16 @@ def test_payload_types_encode_frame_into(make: Callable[[], Any], raw: bytes) ->
     buffer = bytearray(b"#")
     assert encode_frame_into(make(), buffer) == 1 + len(naive_frame(raw))
     assert bytes(buffer) == b"#" + naive_frame(raw)
+
+
+@pytest.mark.parametrize(("make", "raw"), PAYLOAD_TYPES)
+def test_payload_types_encode_as_write_does(make: Callable[[], Any], raw: bytes) -> None:
+    """One rule for every entry point: a bytes-like object given as a message is its payload."""
+    encoder = FrameEncoder()
+    assert encoder.encode(make()) == len(naive_frame(raw))
+    sink = io.BytesIO()
+    assert codec.write_frames(sink, [make()]) == 1
+    assert bytes(encoder.getbuffer()) == sink.getvalue() == naive_frame(raw)
 
 
 def test_float64_array_is_framed_as_its_raw_bytes() -> None:
@@ -1030,22 +1037,34 @@ class _NotSerializable:
 @pytest.mark.parametrize(
     "message",
     [
-        pytest.param(b"bytes", id="bytes"),
         pytest.param(3, id="int"),
         pytest.param(None, id="none"),
         pytest.param(object(), id="object"),
-        pytest.param(_NotSerializable(), id="protobuf-encode-error"),
+        pytest.param("text", id="str"),
     ],
 )
-def test_encode_of_a_non_message_is_encode_error(message: object) -> None:
+def test_encode_of_a_non_message_is_type_error(message: object) -> None:
     encoder = FrameEncoder()
     encoder.encode(sample())
     before = bytes(encoder.getbuffer())
-    with pytest.raises(EncodeError) as info:
+    expected = f"cannot encode {type(message).__name__}: expected a struct, a protobuf message"
+    with pytest.raises(TypeError, match=expected):
         encoder.encode(message)
+    assert bytes(encoder.getbuffer()) == before
+    buffer = bytearray(b"01")
+    with pytest.raises(TypeError, match=expected):
+        encode_frame_into(message, buffer)
+    assert buffer == b"01"
+
+
+def test_protobuf_encode_error_is_encode_error() -> None:
+    encoder = FrameEncoder()
+    encoder.encode(sample())
+    before = bytes(encoder.getbuffer())
+    with pytest.raises(EncodeError, match="missing required fields: id") as info:
+        encoder.encode(_NotSerializable())
     assert not isinstance(info.value, ProtobufEncodeError)
     assert bytes(encoder.getbuffer()) == before
-    assert len(encoder) == len(before)
 
 
 def test_encode_frame_into_serialize_error_leaves_buffer() -> None:
@@ -1587,3 +1606,59 @@ def test_get_buffer_after_frames_holds_zeros_or_this_streams_bytes() -> None:
     _fill_freed_memory(0xA5)
     with decoder.get_buffer(200_000) as view:
         assert set(view.tobytes()) <= {0x00, 0x03, 0xEE}
+
+
+# --- raw frames as bytes (copy=True) -------------------------------------------------
+
+
+def test_copy_gives_frames_as_bytes() -> None:
+    payloads = [b"abc", b"", b"x" * 300, bytes(range(256)) * 600]
+    stream = b"".join(naive_frame(p) for p in payloads)
+    decoder = FrameDecoder(copy=True)
+    decoder.feed(stream[:7])
+    first = decoder.next_frame()
+    decoder.feed(stream[7:])  # the window moves in place: no frame holds a view of it
+    frames = [first, *decoder]
+    assert [type(f) for f in frames] == [bytes] * len(payloads)
+    assert frames == payloads
+
+
+def test_copy_does_not_apply_to_parsed_frames() -> None:
+    decoder = FrameDecoder(message_type=Sample, copy=True)
+    decoder.feed(naive_frame(sample().SerializeToString()))
+    assert decoder.next_frame() == sample()
+
+
+def test_message_type_is_reported_as_given() -> None:
+    assert FrameDecoder().message_type is None
+    assert FrameDecoder(message_type=Sample).message_type is Sample
+    decoder = codec.Decoder(codec.struct(Sample))
+    assert FrameDecoder(message_type=decoder).message_type is decoder
+
+
+# --- one dispatch: the serializer of a protobuf class is found once -----------------
+
+
+def test_messages_of_alternating_classes_are_each_serialized_by_their_own() -> None:
+    messages = [sample(), Blob(data=b"\x00\x01"), sample(), Blob(data=b""), sample()]
+    encoder = FrameEncoder()
+    for message in messages:
+        encoder.encode(message)
+    expected = b"".join(naive_frame(m.SerializeToString()) for m in messages)
+    assert bytes(encoder.getbuffer()) == expected
+    partial = bytearray()
+    for message in messages:
+        encode_frame_into(message, partial, partial=True)
+    assert bytes(partial) == b"".join(naive_frame(m.SerializePartialToString()) for m in messages)
+
+
+def test_an_object_without_serializer_is_type_error_after_a_protobuf_message() -> None:
+    class Lookalike:
+        def ByteSize(self) -> int:
+            return 0
+
+    encoder = FrameEncoder()
+    encoder.encode(sample())
+    with pytest.raises(TypeError, match="cannot encode Lookalike: expected a struct"):
+        encoder.encode(Lookalike())
+    assert bytes(encoder.getbuffer()) == naive_frame(sample().SerializeToString())

@@ -292,6 +292,8 @@ DECODER_SETTINGS = [
     {"max_frame_size": 16},
     {"max_frame_size": 0},
     {"message_type": Sample},
+    {"copy": True},
+    {"copy": True, "strict": True, "max_frame_size": 16},
 ]
 
 

@@ -1226,6 +1226,7 @@ UNINITIALISED_CALLS: dict[str, str] = {
     "max_elements": "o.max_elements",
     "max_frame_size": "o.max_frame_size",
     "message": "o.message(1).__enter__()",
+    "message_type": "o.message_type",
     "nested": "o.nested(memoryview(b'\\x08\\x01'))",
     "next_frame": "o.next_frame()",
     "numpy": "o.numpy",

@@ -380,7 +380,7 @@ def _failing_messages() -> Iterator[Any]:
 @pytest.mark.parametrize(
     ("messages", "error"),
     [
-        pytest.param([*MIXED, 42, *MIXED], codec.EncodeError, id="encode-error"),
+        pytest.param([*MIXED, 42, *MIXED], TypeError, id="not-a-message"),
         pytest.param([*MIXED, bytes(1001), *MIXED], FrameTooLargeError, id="too-large"),
         pytest.param(_failing_messages(), LookupError, id="iterator-error"),
     ],
@@ -421,6 +421,7 @@ def test_a_bad_source_is_a_type_error_at_the_call(source: Any, hint: str) -> Non
         ({"max_frame_size": "4MiB"}, TypeError, "max_frame_size must be an int"),
         ({"message_type": int}, TypeError, "message_type must be a protobuf message class"),
         ({"strict": "yes"}, TypeError, "strict must be True or False"),
+        ({"copy": 1}, TypeError, "copy must be True or False"),
     ],
 )
 def test_bad_read_options_are_refused_before_anything_is_read(

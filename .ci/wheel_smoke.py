@@ -23,6 +23,7 @@ assert package.is_relative_to(sys.prefix), f"codec imported from {package}, not 
 assert codec.COMPILED
 for name in (
     "py.typed",
+    "_generic.pyi",  # the generic Decoder and FrameDecoder type checkers see
     "profiler/profiler.proto",
     "profiler/perfetto_trace.proto",
     "wellknown/timestamp_structs.py",  # the modules generated ones import

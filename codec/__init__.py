@@ -8,6 +8,7 @@ older sources, is replaced by the uncompiled source with a
 """
 
 import sys
+from typing import TYPE_CHECKING
 
 from codec import _pure
 
@@ -29,13 +30,11 @@ from codec.errors import (  # noqa: E402
 )
 from codec.framing import (  # noqa: E402
     DEFAULT_MAX_FRAME_SIZE,
-    FrameDecoder,
     FrameEncoder,
     encode_frame_into,
 )
 from codec.io import read_frames, write_frames  # noqa: E402
 from codec.schema import (  # noqa: E402
-    Decoder,
     Struct,
     decode,
     encode,
@@ -59,6 +58,12 @@ from codec.wire import (  # noqa: E402
     WireReader,
     WireWriter,
 )
+
+if TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], FrameDecoder[Sample]
+    from codec._generic import Decoder, FrameDecoder
+else:
+    from codec._decode import Decoder
+    from codec.framing import FrameDecoder
 
 #: True when every module of the compiled core is loaded (not their .py source).
 COMPILED: bool = all(sys.modules[name].COMPILED for name in _pure.CORE_MODULES)

@@ -20,6 +20,7 @@ This file is Cython pure-Python mode (types in ``_decode.pxd``).
 
 from __future__ import annotations
 
+from types import GenericAlias
 from typing import Any
 
 try:
@@ -587,6 +588,11 @@ class Decoder:
     :class:`codec.FrameDecoder` and :mod:`codec.aio`, which is how these
     options reach framed decoding.
     """
+
+    # Decoder[Sample] in an annotation evaluated at run time (codec/_generic.pyi).
+    @classmethod
+    def __class_getitem__(cls, item: Any) -> GenericAlias:
+        return GenericAlias(cls, item)
 
     def __init__(
         self,

@@ -67,11 +67,13 @@ import collections
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
-from codec._decode import Decoder
 from codec.errors import CodecError, DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_flag
+
+if TYPE_CHECKING:
+    from codec._generic import Decoder
 
 __all__ = [
     "DEFAULT_READ_HIGH_WATER",
@@ -227,7 +229,7 @@ class FramedReader(Generic[M]):
         cls,
         stream: asyncio.StreamReader,
         *,
-        message_type: type[M],
+        message_type: type[M] | Decoder[M],
         max_frame_size: int = ...,
         strict: bool = ...,
         zero_copy: bool = ...,
@@ -239,7 +241,7 @@ class FramedReader(Generic[M]):
         cls,
         stream: asyncio.StreamReader,
         *,
-        message_type: Decoder | None = None,
+        message_type: None = None,
         max_frame_size: int = ...,
         strict: bool = ...,
         zero_copy: bool = ...,
@@ -979,7 +981,7 @@ async def open_connection(
     host: str | None = None,
     port: int | str | None = None,
     *,
-    message_type: type[M],
+    message_type: type[M] | Decoder[M],
     **kwds: Any,
 ) -> tuple[FramedReader[M], FramedWriter]: ...
 @overload
@@ -987,7 +989,7 @@ async def open_connection(
     host: str | None = None,
     port: int | str | None = None,
     *,
-    message_type: Decoder | None = None,
+    message_type: None = None,
     **kwds: Any,
 ) -> tuple[FramedReader[Any], FramedWriter]: ...
 async def open_connection(
@@ -1016,11 +1018,11 @@ async def open_connection(
 
 @overload
 async def open_unix_connection(
-    path: str | None = None, *, message_type: type[M], **kwds: Any
+    path: str | None = None, *, message_type: type[M] | Decoder[M], **kwds: Any
 ) -> tuple[FramedReader[M], FramedWriter]: ...
 @overload
 async def open_unix_connection(
-    path: str | None = None, *, message_type: Decoder | None = None, **kwds: Any
+    path: str | None = None, *, message_type: None = None, **kwds: Any
 ) -> tuple[FramedReader[Any], FramedWriter]: ...
 async def open_unix_connection(
     path: str | None = None, *, message_type: Any = None, **kwds: Any
@@ -1043,7 +1045,7 @@ async def start_server(
     host: str | None = None,
     port: int | str | None = None,
     *,
-    message_type: type[M],
+    message_type: type[M] | Decoder[M],
     **kwds: Any,
 ) -> asyncio.Server: ...
 @overload
@@ -1052,7 +1054,7 @@ async def start_server(
     host: str | None = None,
     port: int | str | None = None,
     *,
-    message_type: Decoder | None = None,
+    message_type: None = None,
     **kwds: Any,
 ) -> asyncio.Server: ...
 async def start_server(
@@ -1080,14 +1082,14 @@ async def start_server(
 
 @overload
 async def start_unix_server(
-    handler: Handler[M], path: str | None = None, *, message_type: type[M], **kwds: Any
+    handler: Handler[M], path: str | None = None, *, message_type: type[M] | Decoder[M], **kwds: Any
 ) -> asyncio.Server: ...
 @overload
 async def start_unix_server(
     handler: Handler[Any],
     path: str | None = None,
     *,
-    message_type: Decoder | None = None,
+    message_type: None = None,
     **kwds: Any,
 ) -> asyncio.Server: ...
 async def start_unix_server(

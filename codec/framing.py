@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from types import GenericAlias
 from typing import Any, NoReturn
 
 try:
@@ -314,6 +315,11 @@ class FrameDecoder(ReceiveWindow):
     thread, or from ``message_type``'s parser) raises
     ``RuntimeError("FrameDecoder is already decoding")`` and changes nothing.
     """
+
+    # FrameDecoder[Sample] in an annotation evaluated at run time (codec/_generic.pyi).
+    @classmethod
+    def __class_getitem__(cls, item: Any) -> GenericAlias:
+        return GenericAlias(cls, item)
 
     def __init__(
         self,

@@ -436,6 +436,7 @@ def test_the_modules_are_ruff_clean(which: str, out: Path, edge_out: Path) -> No
 # --- mypy ------------------------------------------------------------------------------
 
 GOOD_PROGRAM = """\
+import codec
 from codec.wellknown.timestamp_structs import Timestamp
 from dropin.chat_structs import ChatMessage, Thread
 from dropin.user_structs import ONLINE, Status, User
@@ -463,9 +464,19 @@ copied = ChatMessage()
 copied.CopyFrom(decoded)
 kind: ChatMessage.Kind = copied.kind
 body: str | None = copied.WhichOneof("body")
+
+decoder = codec.Decoder(ChatMessage, zero_copy=True)
+one: ChatMessage = decoder.decode(b"")
+frames = codec.FrameDecoder(message_type=ChatMessage)
+first: ChatMessage | None = frames.next_frame()
+ids = [message.id + 1 for message in frames]
+through: codec.FrameDecoder[ChatMessage] = codec.FrameDecoder(message_type=decoder)
+view: memoryview | None = codec.FrameDecoder().next_frame()
+copy: bytes | None = codec.FrameDecoder(copy=True).next_frame()
 """
 
 BAD_PROGRAM = """\
+import codec
 from dropin.chat_structs import ChatMessage
 
 ChatMessage(id="1")
@@ -473,14 +484,19 @@ message = ChatMessage()
 message.text = 3
 message.txet = "hi"
 total = ChatMessage.FromString(b"").count + "x"
+frame: str | None = codec.FrameDecoder(message_type=ChatMessage).next_frame()
+codec.Decoder(ChatMessage).decode(b"").txet
 """
 
 BAD_ERRORS = [
-    'bad.py:3: error: Argument "id" to "ChatMessage" has incompatible type "str"; expected "int"',
-    'bad.py:5: error: Incompatible types in assignment (expression has type "int", variable has '
+    'bad.py:4: error: Argument "id" to "ChatMessage" has incompatible type "str"; expected "int"',
+    'bad.py:6: error: Incompatible types in assignment (expression has type "int", variable has '
     'type "str")',
-    'bad.py:6: error: "ChatMessage" has no attribute "txet"',
-    'bad.py:7: error: Unsupported operand types for + ("int" and "str")',
+    'bad.py:7: error: "ChatMessage" has no attribute "txet"',
+    'bad.py:8: error: Unsupported operand types for + ("int" and "str")',
+    'bad.py:9: error: Incompatible types in assignment (expression has type "ChatMessage | None",'
+    ' variable has type "str | None")',
+    'bad.py:10: error: "ChatMessage" has no attribute "txet"',
 ]
 
 

@@ -9,7 +9,10 @@ each object is built once. It follows the protobuf rules that the
 conformance suite requires: last value wins for singular fields, repeated
 fields accept packed and unpacked input, a singular message seen twice is
 merged, a known field with the wrong wire type and unknown fields are kept,
-in order, as unknown bytes. Every length is checked against the bytes
+in order, as unknown bytes. A number the plan does not know is looked up in
+the plan's extensions, when it has any (a struct of their own, made on the
+first one met): that is the only extra step, and only off the path of known
+fields. Every length is checked against the bytes
 left, counts are never taken from the input to reserve memory, nesting is
 limited by ``max_depth`` and by the C stack left in the thread (one pointer
 compare a level, against a floor taken once per decode), and the objects a

@@ -25,7 +25,9 @@ the size of the output, less the long strings, and a splice takes 24 bytes
 and a reference 8; a tape whose arrays grew past :data:`_KEPT_BYTES` in all
 gives them back when released. Map entries are
 sorted in upb's deterministic order in a C array, without a Python object
-made. Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
+made. A message's extensions are its extensions' struct, written inline
+after its fields (one test of the plan for a message type without any).
+Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
 thread (``codec._struct.STACK_EXHAUSTED``).
 
 This file is Cython pure-Python mode (types in ``_encode.pxd``).

@@ -13,6 +13,9 @@ fails changes nothing: the result is made aside and adopted whole.
 Copies go through the same encoding (pickling too; see :mod:`codec.schema`,
 which knows where a class can be found again).
 
+Extensions (``Extensions``, ``HasExtension``, ``ClearExtension``, and in
+``ListFields`` and the required-field walk) are :mod:`codec._extensions`'.
+
 The methods are typed for a type checker as pb2's stubs type them, with the
 message's own class where pb2 takes or gives one (``FromString`` returns
 ``Self``). A generated module (``python -m codec generate``) declares each

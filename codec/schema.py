@@ -30,6 +30,13 @@ and scalars with implicit presence (proto3) when not zero; sub-messages are
 fields are kept as bytes and written last. Assignments are
 checked as pb2 checks them. Encoding is byte-identical to upb's
 ``SerializeToString(deterministic=True)``.
+
+The extensions of a message type that its descriptor pool holds when its
+class is made become the fields of a second, hidden struct class (each
+named ``[full name]``, see ``MessagePlan.extend``), so they are planned by the
+same code as fields; :mod:`codec._extensions` gives them pb2's
+``Extensions`` mapping. Extensions declared inside a message are class
+attributes of its struct class, as of its pb2 class.
 """
 
 from __future__ import annotations

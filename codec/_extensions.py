@@ -121,6 +121,11 @@ class ExtensionDict:
             holder.ClearField(field.name)
 
     def __contains__(self, extension: object) -> bool:
+        """Whether an extension is set (a repeated one: has elements), as pb2's ``in``."""
+        field = self._field(extension)
+        if field.repeated:
+            holder = extensions_of(self._message, False)
+            return holder is not None and len(getattr(holder, field.name)) > 0
         return self.has(extension)
 
     def has(self, extension: Any) -> bool:
@@ -137,11 +142,10 @@ class ExtensionDict:
         return iter([extension for extension, _ in extension_items(self._message)])
 
     def __eq__(self, other: object) -> bool:
+        """The mappings of one message are equal, as pb2's (messages compare with ``==``)."""
         if not isinstance(other, ExtensionDict):
             return NotImplemented
-        mine = extension_items(self._message)
-        theirs = extension_items(other._message)
-        return type(self._message) is type(other._message) and mine == theirs
+        return self._message is other._message
 
     def __repr__(self) -> str:
         items = ", ".join(f"{e.full_name}: {v!r}" for e, v in extension_items(self._message))

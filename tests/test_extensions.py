@@ -4,8 +4,9 @@ The schemas are ``schemas/extensions.proto`` (proto2: extensions of every
 kind of ``exts.Extendable``, file-level and nested in ``exts.Scope``) and
 ``schemas/extensions_2023.proto`` (edition 2023: verified strings, an open
 enum, packed numbers, a delimited message, an extension of the proto2
-message, a LEGACY_REQUIRED field). Each test does the same thing to a
-struct and to the equivalent pb2 message and compares what comes out; the
+message, a LEGACY_REQUIRED field, tested in ``test_dropin.py``). Each test
+does the same thing to a struct and to the equivalent pb2 message and
+compares what comes out; the
 random differential tests in ``test_structs_differential.py`` draw
 extensions too. A few behaviours are codec's own and tested as such:
 enum extensions read as ``IntEnum`` members, iteration is by number, and
@@ -34,7 +35,6 @@ import codec
 
 Extendable = codec.struct(X.Extendable)
 Loose = codec.struct(Y.Loose)
-Holder = codec.struct(Y.Holder)
 
 SCALARS = [X.i32, X.s64, X.f32, X.dbl, X.flag, X.text, X.blob, X.color, X.big, X.Scope.scoped]
 
@@ -180,7 +180,10 @@ def test_repeated_extensions_are_lists() -> None:
     for target in (message, value):
         with pytest.raises(KeyError, match="repeated"):
             target.HasExtension(X.numbers)
+        assert X.numbers in target.Extensions
+        assert X.colors not in target.Extensions
         del target.Extensions[X.numbers]
+        assert X.numbers not in target.Extensions
     assert value.SerializeToString() == _deterministic(message)
 
 
@@ -208,6 +211,16 @@ def test_list_fields_as_pb2() -> None:
             assert [m.SerializeToString() for m in mine] == [_deterministic(m) for m in theirs]
         else:
             assert mine == (list(theirs) if field.is_repeated else theirs), field.full_name
+
+
+def test_mappings_compare_and_hash_as_pb2() -> None:
+    message, value = _both()
+    other, other_value = _both()
+    for mine, theirs in ((message, other), (value, other_value)):
+        assert mine.Extensions == mine.Extensions
+        assert mine.Extensions != theirs.Extensions  # the mappings of two messages
+        with pytest.raises(TypeError):
+            hash(mine.Extensions)
 
 
 def test_keys_that_are_not_extensions_of_the_message() -> None:
@@ -391,25 +404,14 @@ def test_required_fields_in_message_extensions_as_pb2() -> None:
         codec.encode(message)
 
 
-def test_legacy_required_in_an_edition_as_pb2() -> None:
-    """``features.field_presence = LEGACY_REQUIRED`` is a required field (edition 2023)."""
-    for cls in (Y.Holder, Holder):
-        message = cls(x=1)
-        assert not message.IsInitialized()
-        assert message.FindInitializationErrors() == ["needed"]
-        with pytest.raises(Exception, match="needed"):
-            message.SerializeToString()
-        assert message.SerializePartialToString() == b"\x08\x01"
-        message.needed = 0
-        assert message.SerializeToString() == b"\x08\x01\x10\x00"
-    with pytest.raises(
-        codec.EncodeError, match=r"exts2023.Holder is missing required fields: needed"
-    ):
-        codec.encode(Holder(x=1))
+def test_required_fields_of_an_edition_inside_a_message_extension() -> None:
     inside = Loose()
     inside.Extensions[Y.holder].x = 1
     with pytest.raises(codec.EncodeError, match=r"holder\.needed"):
         inside.SerializeToString()
+    message = Y.Loose()
+    message.Extensions[Y.holder].x = 1
+    assert message.FindInitializationErrors() == inside.FindInitializationErrors()
 
 
 # --- decoding and encoding ---------------------------------------------------------------

@@ -404,16 +404,6 @@ def test_required_fields_in_message_extensions_as_pb2() -> None:
         codec.encode(message)
 
 
-def test_required_fields_of_an_edition_inside_a_message_extension() -> None:
-    inside = Loose()
-    inside.Extensions[Y.holder].x = 1
-    with pytest.raises(codec.EncodeError, match=r"holder\.needed"):
-        inside.SerializeToString()
-    message = Y.Loose()
-    message.Extensions[Y.holder].x = 1
-    assert message.FindInitializationErrors() == inside.FindInitializationErrors()
-
-
 # --- decoding and encoding ---------------------------------------------------------------
 
 

@@ -248,6 +248,17 @@ def test_a_message_without_extensions_has_no_slot_for_them() -> None:
     assert Extendable.__plan__.extensions is not None
 
 
+def test_extension_ranges_without_extensions() -> None:
+    Open = codec.struct(X.Open)
+    assert Open.__plan__.extensions is None  # no slot
+    for message in (X.Open.FromString(b"\x50\x01"), Open.FromString(b"\x50\x01")):
+        assert len(message.Extensions) == 0
+        assert list(message.Extensions) == []
+        assert message.SerializeToString() == b"\x50\x01"  # field 10 stays unknown
+        with pytest.raises(KeyError):
+            message.Extensions[X.i32]
+
+
 def test_nested_extensions_are_class_attributes_as_in_pb2() -> None:
     assert codec.struct(X.Scope).scoped is X.Scope.scoped
     assert codec.struct(X.Scope).payload is X.Scope.payload

@@ -415,8 +415,10 @@ def test_strategy_covers_every_message_type() -> None:
     unreached = {name for name in NAMES if not name.startswith("everything.Cat")} - reached
     assert unreached == {
         "everything.Chain",
+        "exts.Open",
         "exts.Plain",
         "exts.Scope",
+        "exts2023.Holder",
         "google.protobuf.FeatureSet.ProtoLimitsFeature",
         "google.protobuf.FeatureSet.VisibilityFeature",
         "google.protobuf.FeatureSetDefaults",

@@ -25,7 +25,6 @@ an attribute a class does not declare is an error, as it is at run time.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -33,13 +32,13 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from codec._decode import decode
 from codec._encode import encode, message_size
 from codec._extensions import ExtensionDict, extension_items
-from codec._struct import MessagePlan, Struct, take_extensions, unknown_of
+from codec._struct import MessagePlan, Struct, negative_zero, take_extensions, unknown_of
 from codec.errors import EncodeError
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
 
-__all__ = ["Message", "check_required", "requires"]
+__all__ = ["Message", "check_required", "registered_extensions", "requires"]
 
 
 class Message(Struct):
@@ -139,7 +138,7 @@ class Message(Struct):
             elif field.presence or field.message is not None:
                 if self.HasField(field.name):
                     listed.append((by_number[field.number], value))
-            elif value != field.default or _negative_zero(value):
+            elif value != field.default or negative_zero(value):
                 listed.append((by_number[field.number], value))
         return listed
 
@@ -180,11 +179,6 @@ class Message(Struct):
                 self.ClearField(field.name)
         take_extensions(self, source)
         self._unknown = unknown_of(source) or None
-
-
-def _negative_zero(value: Any) -> bool:
-    """-0.0 equals the default 0.0 but is written, as upb writes it."""
-    return isinstance(value, float) and math.copysign(1.0, value) < 0
 
 
 def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
@@ -230,18 +224,34 @@ def check_required(message: Any) -> None:
         raise EncodeError(f"{name} is missing required fields: {', '.join(missing)}")
 
 
+def registered_extensions(descriptor: Descriptor) -> list[FieldDescriptor]:
+    """The extensions of ``descriptor`` its descriptor pool holds now, by number.
+
+    A struct class takes them once, when it is made: an extension added to
+    the pool later is not one of the class's (its fields stay unknown bytes).
+    """
+    if not descriptor.extension_ranges:
+        return []
+    found = descriptor.file.pool.FindAllExtensions(descriptor)
+    return sorted(found, key=lambda extension: extension.number)
+
+
 _REQUIRES: dict[Any, bool] = {}  # by descriptor: whether a required field may be missing
 
 
 def requires(descriptor: Any) -> bool:
-    """Whether a message of ``descriptor``, or one it may hold, has a required field."""
+    """Whether a message of ``descriptor``, or one it may hold, has a required field.
+
+    What a message may hold includes its extensions' messages.
+    """
     known = _REQUIRES.get(descriptor)
     if known is None:
         seen = {descriptor}
         pending = [descriptor]
         known = False
         while pending and not known:
-            for field in pending.pop().fields:
+            held_type = pending.pop()
+            for field in [*held_type.fields, *registered_extensions(held_type)]:
                 known = known or field.is_required
                 held = field.message_type
                 if held is not None and held not in seen:

@@ -199,7 +199,7 @@ cpdef Struct unset_part(Struct holder, FieldPlan field)
 cpdef settle(MessagePlan plan, Struct holder)
 @cython.locals(field=FieldPlan, held=MessagePlan)
 cdef bint _blank(MessagePlan plan, Struct message) except -1
-cdef bint _negative_zero(object value) except -1
+cpdef bint negative_zero(object value) except -1
 @cython.locals(held=MessagePlan)
 cdef bint _extensions_equal(MessagePlan plan, Struct left, Struct right) except -1
 cdef FieldPlan _named(MessagePlan plan, object name)

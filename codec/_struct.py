@@ -711,7 +711,7 @@ def _blank(plan: MessagePlan, message: Struct) -> bool:
         elif field.message is not None:
             if value is not None:
                 return False
-        elif value is not None and (value != field.default or _negative_zero(value)):
+        elif value is not None and (value != field.default or negative_zero(value)):
             return False
     if plan.extensions is None:
         return True
@@ -723,9 +723,9 @@ def _blank(plan: MessagePlan, message: Struct) -> bool:
     return _blank(held, holder)
 
 
-def _negative_zero(value: Any) -> bool:
-    """-0.0 equals a default 0.0, but upb writes it."""
-    return type(value) is float and value == 0.0 and math.copysign(1.0, value) < 0
+def negative_zero(value: Any) -> bool:
+    """Whether ``value`` is -0.0, which equals a default 0.0 but is written, as upb writes it."""
+    return isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) < 0
 
 
 def _extensions_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:

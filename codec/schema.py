@@ -57,7 +57,7 @@ from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
-from codec._message import Message, check_required, requires
+from codec._message import Message, check_required, registered_extensions, requires
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     Container,
@@ -210,7 +210,7 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         members = tuple(field.index for field in oneof.fields)
         if not (len(members) == 1 and oneof.fields[0].name in synthetic):
             plan.add_oneof(oneof.name, members)
-    extensions = _extensions(descriptor)
+    extensions = registered_extensions(descriptor)
     if extensions:
         plan.extend(_extensions_plan(plan, extensions))
     module, qualname = _origin(descriptor)
@@ -237,26 +237,10 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         namespace.setdefault(extension.name, extension)
     cls = type(descriptor.name, (Message,), namespace)
     plan.bind(cls)
-    if requires(descriptor) or any(requires(held) for held in _held_types(extensions)):
+    if requires(descriptor):
         plan.require(check_required)
     _struct.enable_fast_construction(cls)
     return plan
-
-
-def _extensions(descriptor: Descriptor) -> list[FieldDescriptor]:
-    """The extensions of ``descriptor`` its descriptor pool holds now, by number.
-
-    They are taken once, when the struct class is made: an extension added to
-    the pool later is not one of the class's (its fields stay unknown bytes).
-    """
-    if not descriptor.extension_ranges:
-        return []
-    found = descriptor.file.pool.FindAllExtensions(descriptor)
-    return sorted(found, key=lambda extension: extension.number)
-
-
-def _held_types(extensions: list[FieldDescriptor]) -> list[Descriptor]:
-    return [extension.message_type for extension in extensions if extension.message_type]
 
 
 def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> MessagePlan:

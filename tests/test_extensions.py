@@ -415,6 +415,19 @@ def test_required_fields_in_message_extensions_as_pb2() -> None:
         codec.encode(message)
 
 
+def test_required_fields_in_extensions_of_a_message_held() -> None:
+    """``exts.Scope`` has no required field, but its ``inner`` may miss one in an extension."""
+    message = X.Scope()
+    message.inner.Extensions[X.Scope.payload].note = "x"
+    value = codec.struct(X.Scope)(inner=Extendable())
+    value.inner.Extensions[X.Scope.payload].note = "x"
+    for target in (message, value):
+        assert target.FindInitializationErrors() == ["inner.payload.id"]
+        with pytest.raises(Exception, match=r"inner\.payload\.id"):
+            target.SerializeToString()
+    assert value.SerializePartialToString() == message.SerializePartialToString()
+
+
 # --- decoding and encoding ---------------------------------------------------------------
 
 

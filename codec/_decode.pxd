@@ -92,6 +92,10 @@ cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *da
 cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
                               int depth) except -2
+@cython.locals(holder=FieldPlan, extensions=MessagePlan, field=FieldPlan)
+cdef Py_ssize_t _decode_extension(MessagePlan plan, Struct message, const uchar *data,
+                                  Py_ssize_t pos, Py_ssize_t end, uint64_t tag, Decoding state,
+                                  int depth) except -2
 cdef int _keep_stray(FieldPlan field, uint64_t raw, Decoding state) except -1
 cdef Struct _new_part(MessagePlan plan, Decoding state, Py_ssize_t pos)
 @cython.locals(kind=int, n=Py_ssize_t, width=Py_ssize_t, after=Py_ssize_t, start=Py_ssize_t)

@@ -9,7 +9,10 @@ each object is built once. It follows the protobuf rules that the
 conformance suite requires: last value wins for singular fields, repeated
 fields accept packed and unpacked input, a singular message seen twice is
 merged, a known field with the wrong wire type and unknown fields are kept,
-in order, as unknown bytes. Every length is checked against the bytes
+in order, as unknown bytes. A number the plan does not know is looked up in
+the plan's extensions, when it has any (a struct of their own, made on the
+first one met): that is the only extra step, and only off the path of known
+fields. Every length is checked against the bytes
 left, counts are never taken from the input to reserve memory, nesting is
 limited by ``max_depth`` and by the C stack left in the thread (one pointer
 compare a level, against a floor taken once per decode), and the objects a
@@ -220,14 +223,18 @@ def decode_message(
             continue
         if field is not None:
             after = _decode_field(field, plan, message, data, pos, end, tag & 7, state, depth)
-            if after >= 0:
-                pos = after
-                if state.stray_values is not None:
-                    if unknown is None:
-                        unknown = bytearray(unknown_of(message))
-                    unknown += state.stray_values
-                    state.stray_values = None
-                continue
+        elif plan.extensions is not None:
+            after = _decode_extension(plan, message, data, pos, end, tag, state, depth)
+        else:
+            after = -1
+        if after >= 0:
+            pos = after
+            if state.stray_values is not None:
+                if unknown is None:
+                    unknown = bytearray(unknown_of(message))
+                unknown += state.stray_values
+                state.stray_values = None
+            continue
         value_start = pos
         pos = _skip(data, start, pos, end, tag, state, depth)
         state.spend(1, state.base + start)
@@ -246,6 +253,33 @@ def decode_message(
     if unknown is not None:
         message._unknown = bytes(unknown)
     return pos
+
+
+def _decode_extension(
+    plan: MessagePlan,
+    message: Struct,
+    data: Any,
+    pos: int,
+    end: int,
+    tag: int,
+    state: Decoding,
+    depth: int,
+) -> int:
+    """Decode a field of ``message`` its plan does not know into its extensions' struct.
+
+    -1 when no extension has the number, or the field must be kept as
+    unknown (see :func:`_decode_field`).
+    """
+    holder: FieldPlan = plan.extensions  # type: ignore[assignment]
+    extensions: MessagePlan = holder.message  # type: ignore[assignment]
+    field = _field_numbered(extensions, tag >> 3)
+    if field is None:
+        return -1
+    found = _slot(message, holder)
+    if type(found) is not extensions.cls:  # none yet (or a value stored around the checks)
+        found = _new_part(extensions, state, pos)
+        _store(message, holder, found)
+    return _decode_field(field, extensions, found, data, pos, end, tag & 7, state, depth)
 
 
 @cython.cfunc

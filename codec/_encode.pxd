@@ -11,7 +11,7 @@ from libc.string cimport memcmp, memcpy
 from codec._struct cimport (
     SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
     _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot, _type_of,
-    _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
+    _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
 )
 from codec._varint cimport varint_size, varint_write, write_le
 from codec._wire cimport (
@@ -82,6 +82,8 @@ cpdef Tape measure(object message, bint partial)
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, lent=object_ptr, value=object,
                shape=int, bits=uint64_t, unknown=bytes)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
+@cython.locals(field=FieldPlan, extensions=MessagePlan)
+cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) except -1
 cdef bint _is_set(Struct message, FieldPlan field) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1

@@ -25,7 +25,9 @@ the size of the output, less the long strings, and a splice takes 24 bytes
 and a reference 8; a tape whose arrays grew past :data:`_KEPT_BYTES` in all
 gives them back when released. Map entries are
 sorted in upb's deterministic order in a C array, without a Python object
-made. Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
+made. A message's extensions are its extensions' struct, written inline
+after its fields (one test of the plan for a message type without any).
+Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
 thread (``codec._struct.STACK_EXHAUSTED``).
 
 This file is Cython pure-Python mode (types in ``_encode.pxd``).
@@ -66,6 +68,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         _slot,
         _type_of,
         plan_of,
+        settle,
     )
     from codec._varint import varint_size, varint_write, write_le
     from codec._wire import (
@@ -376,9 +379,23 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
             _packed(tape, field, value)
         else:
             _field(tape, field, plan, value, depth)
+    if plan.extensions is not None:
+        _extensions(tape, plan, message, depth)
     unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
     if unknown:
         _data(tape, unknown, _data_of_bytes(unknown), len(unknown))
+
+
+def _extensions(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None:
+    """Put the extensions set in ``message`` on the tape: its extensions' struct, inline."""
+    field: FieldPlan = plan.extensions  # type: ignore[assignment]  # the caller checked
+    holder = _slot(message, field)
+    if holder is not None:
+        extensions: MessagePlan = field.message  # type: ignore[assignment]  # linked
+        if type(holder) is not extensions.cls:
+            raise _not_message(field, plan, holder)
+        settle(extensions, holder)
+        _message(tape, extensions, cython.cast(Struct, holder), depth)
 
 
 def _is_set(message: Struct, field: FieldPlan) -> bool:

@@ -13,6 +13,9 @@ fails changes nothing: the result is made aside and adopted whole.
 Copies go through the same encoding (pickling too; see :mod:`codec.schema`,
 which knows where a class can be found again).
 
+Extensions (``Extensions``, ``HasExtension``, ``ClearExtension``, and in
+``ListFields`` and the required-field walk) are :mod:`codec._extensions`'.
+
 The methods are typed for a type checker as pb2's stubs type them, with the
 message's own class where pb2 takes or gives one (``FromString`` returns
 ``Self``). A generated module (``python -m codec generate``) declares each
@@ -22,20 +25,20 @@ an attribute a class does not declare is an error, as it is at run time.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from codec._decode import decode
 from codec._encode import encode, message_size
-from codec._struct import MessagePlan, Struct, unknown_of
+from codec._extensions import ExtensionDict, extension_items
+from codec._struct import MessagePlan, Struct, negative_zero, take_extensions, unknown_of
 from codec.errors import EncodeError
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
 
-__all__ = ["Message", "check_required", "requires"]
+__all__ = ["Message", "check_required", "registered_extensions", "requires"]
 
 
 class Message(Struct):
@@ -100,8 +103,31 @@ class Message(Struct):
         merged = encode(self, True) + encode(self._same_type(other), True)
         self._adopt(decode(type(self), merged))
 
+    # --- extensions ---------------------------------------------------------------
+
+    @property
+    def Extensions(self) -> ExtensionDict:
+        """pb2's mapping of the extensions, keyed by ``FieldDescriptor`` (see README)."""
+        if not type(self).DESCRIPTOR.extension_ranges:
+            raise AttributeError(f"{type(self).__plan__.full_name} has no extension ranges")
+        return ExtensionDict(self)
+
+    def HasExtension(self, extension: FieldDescriptor) -> bool:
+        """Whether a singular extension is set."""
+        return self.Extensions.has(extension)
+
+    def ClearExtension(self, extension: FieldDescriptor) -> None:
+        """Unset an extension: it reads as its default again, and is not written."""
+        del self.Extensions[extension]
+
     def ListFields(self) -> list[tuple[FieldDescriptor, Any]]:
-        """The fields that are set, as pairs of descriptor and value, in field-number order."""
+        """The fields and extensions that are set, as (descriptor, value) pairs, by number."""
+        listed = self._set_fields()
+        if type(self).__plan__.extensions is None:
+            return listed
+        return sorted(listed + extension_items(self), key=lambda item: item[0].number)
+
+    def _set_fields(self) -> list[tuple[FieldDescriptor, Any]]:
         by_number = type(self).DESCRIPTOR.fields_by_number
         listed = []
         for field in type(self).__plan__.fields:
@@ -112,7 +138,7 @@ class Message(Struct):
             elif field.presence or field.message is not None:
                 if self.HasField(field.name):
                     listed.append((by_number[field.number], value))
-            elif value != field.default or _negative_zero(value):
+            elif value != field.default or negative_zero(value):
                 listed.append((by_number[field.number], value))
         return listed
 
@@ -151,12 +177,8 @@ class Message(Struct):
                 setattr(self, field.name, getattr(source, field.name))
             else:
                 self.ClearField(field.name)
+        take_extensions(self, source)
         self._unknown = unknown_of(source) or None
-
-
-def _negative_zero(value: Any) -> bool:
-    """-0.0 equals the default 0.0 but is written, as upb writes it."""
-    return isinstance(value, float) and math.copysign(1.0, value) < 0
 
 
 def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
@@ -165,27 +187,33 @@ def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
     Only what can be walked without running Python code is looked into:
     structs, and lists, tuples and dicts of them. A value of the wrong type
     (stored around the checks) is passed over: the encoder refuses it.
+    Message extensions are named by their names, as upb names them.
     """
     descriptor = type(message).DESCRIPTOR
+    held: list[tuple[FieldDescriptor, Any]] = []
     for field in descriptor.fields:
-        name = field.name
-        if field.is_required and not message.HasField(name):
-            missing.append(prefix + name)
-        if field.message_type is None:
-            continue
-        value = getattr(message, name)
-        pairs: list[tuple[str, Any]]  # the path of each message held, and the message
-        if field.message_type.GetOptions().map_entry:
-            entries = value.items() if type(value) is dict else ()
-            pairs = [(f"{prefix}{name}[{key!r}].", item) for key, item in entries]
-        elif field.is_repeated:
-            items = value if type(value) in (list, tuple) else ()
-            pairs = [(f"{prefix}{name}[{index}].", item) for index, item in enumerate(items)]
-        else:
-            pairs = [(f"{prefix}{name}.", value)]
-        for path, item in pairs:
+        if field.is_required and not message.HasField(field.name):
+            missing.append(prefix + field.name)
+        if field.message_type is not None:
+            held.append((field, getattr(message, field.name)))
+    if type(message).__plan__.extensions is not None:
+        held += [item for item in extension_items(message) if item[0].message_type is not None]
+    for field, value in held:
+        for path, item in _parts(field, value, prefix):
             if isinstance(item, Message):
                 _find_missing(item, path, missing)
+
+
+def _parts(field: FieldDescriptor, value: Any, prefix: str) -> list[tuple[str, Any]]:
+    """The path of each message a message field's ``value`` holds, and the message."""
+    name = field.name
+    if field.message_type.GetOptions().map_entry:  # type: ignore[union-attr]  # a message
+        entries = value.items() if type(value) is dict else ()
+        return [(f"{prefix}{name}[{key!r}].", item) for key, item in entries]
+    if field.is_repeated:
+        items = value if type(value) in (list, tuple) else ()
+        return [(f"{prefix}{name}[{index}].", item) for index, item in enumerate(items)]
+    return [(f"{prefix}{name}.", value)]
 
 
 def check_required(message: Any) -> None:
@@ -196,18 +224,34 @@ def check_required(message: Any) -> None:
         raise EncodeError(f"{name} is missing required fields: {', '.join(missing)}")
 
 
+def registered_extensions(descriptor: Descriptor) -> list[FieldDescriptor]:
+    """The extensions of ``descriptor`` its descriptor pool holds now, by number.
+
+    A struct class takes them once, when it is made: an extension added to
+    the pool later is not one of the class's (its fields stay unknown bytes).
+    """
+    if not descriptor.extension_ranges:
+        return []
+    found = descriptor.file.pool.FindAllExtensions(descriptor)
+    return sorted(found, key=lambda extension: extension.number)
+
+
 _REQUIRES: dict[Any, bool] = {}  # by descriptor: whether a required field may be missing
 
 
 def requires(descriptor: Any) -> bool:
-    """Whether a message of ``descriptor``, or one it may hold, has a required field."""
+    """Whether a message of ``descriptor``, or one it may hold, has a required field.
+
+    What a message may hold includes its extensions' messages.
+    """
     known = _REQUIRES.get(descriptor)
     if known is None:
         seen = {descriptor}
         pending = [descriptor]
         known = False
         while pending and not known:
-            for field in pending.pop().fields:
+            held_type = pending.pop()
+            for field in [*held_type.fields, *registered_extensions(held_type)]:
                 known = known or field.is_required
                 held = field.message_type
                 if held is not None and held not in seen:

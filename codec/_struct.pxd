@@ -189,6 +189,19 @@ cdef Struct _allocated(MessagePlan plan)
 cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
 cdef bint _is_empty(object message, FieldPlan field) noexcept
 cdef int _reset(MessagePlan plan, Struct message) except -1
+@cython.locals(plan=MessagePlan, holder=FieldPlan, held=MessagePlan)
+cpdef Struct extensions_of(Struct message, bint make)
+@cython.locals(plan=MessagePlan)
+cpdef take_extensions(Struct message, Struct source)
+@cython.locals(plan=MessagePlan)
+cpdef Struct unset_part(Struct holder, FieldPlan field)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
+cpdef settle(MessagePlan plan, Struct holder)
+@cython.locals(field=FieldPlan, held=MessagePlan)
+cdef bint _blank(MessagePlan plan, Struct message) except -1
+cpdef bint negative_zero(object value) except -1
+@cython.locals(held=MessagePlan)
+cdef bint _extensions_equal(MessagePlan plan, Struct left, Struct right) except -1
 cdef FieldPlan _named(MessagePlan plan, object name)
 @cython.locals(plan=MessagePlan, version="unsigned int", names=tuple, i=Py_ssize_t,
                message=Struct, fields=tuple, after=Py_ssize_t, field=FieldPlan)
@@ -198,6 +211,8 @@ cpdef bytes unknown_of(Struct message)
 cpdef enable_fast_construction(object cls)
 @cython.locals(field=FieldPlan)
 cdef bint _fields_equal(MessagePlan plan, Struct left, Struct right) except -1
+@cython.locals(held=MessagePlan)
+cdef list _shown(MessagePlan plan, Struct message)
 
 cdef class FieldPlan:
     cdef readonly str name, label
@@ -224,6 +239,7 @@ cdef class MessagePlan:
     cdef readonly dict by_number, by_name, oneofs
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls, required
+    cdef readonly FieldPlan extensions  # the hidden slot of the extensions' struct, or None
     cdef unsigned int class_version  # cls's version tag when _construct last looked it up
     cpdef FieldPlan field_numbered(self, Py_ssize_t number)
     cpdef require(self, object check)
@@ -232,7 +248,8 @@ cdef class MessagePlan:
     @cython.locals(member=FieldPlan, slot=Py_ssize_t)
     cpdef add_oneof(self, str name, tuple slots)
     @cython.locals(bits=Py_ssize_t, field=FieldPlan)
-    cpdef bind(self, object cls)
+    cpdef bind(self, object cls, bint message_bits=*)
+    cpdef extend(self, MessagePlan extensions)
 
 cdef class Struct:
     cdef uint64_t _has  # presence bits 0-63

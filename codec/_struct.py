@@ -19,6 +19,7 @@ This file is Cython pure-Python mode (types in ``_struct.pxd``).
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any
 
 try:
@@ -155,10 +156,15 @@ def _shape(kind: int, repeated: bool, packed: bool, wire_type: int) -> int:
 class MessagePlan:
     """The fields of one message type, in number order, and its struct class."""
 
-    def __init__(self, full_name: str, fields: list[FieldPlan]) -> None:
+    def __init__(
+        self, full_name: str, fields: list[FieldPlan], *, descending: bool = False
+    ) -> None:
         self.fields_by_slot = tuple(fields)  # fields[i].slot == i
         self.rename(full_name)
-        self.fields = tuple(sorted(fields, key=lambda field: field.number))  # encoding order
+        # Encoding order: by number (descending for the extensions of a message, as upb
+        # writes them, see extend).
+        order = sorted(fields, key=lambda field: field.number, reverse=descending)
+        self.fields = tuple(order)
         self.by_number = {field.number: field for field in fields}
         self.by_name = {field.name: field for field in fields}
         # Fields by number for small numbers, the common case: a list index, not a dict lookup.
@@ -175,6 +181,9 @@ class MessagePlan:
         # Called with a message before it is encoded whole (not partial): raises the
         # EncodeError for required fields not set. None: the type cannot miss any.
         self.required: Any = None
+        # A message type with extensions keeps those set in a hidden slot, as a struct
+        # whose fields are the extensions (see extend). None: it has none.
+        self.extensions: FieldPlan | None = None
 
     def rename(self, full_name: str) -> None:
         """Name the message (and so its fields, as errors name them)."""
@@ -191,6 +200,25 @@ class MessagePlan:
             member = self.fields_by_slot[slot]
             member.oneof_slots = slots
 
+    def extend(self, extensions: MessagePlan) -> None:
+        """Give the message type the extensions that ``extensions`` holds as its fields.
+
+        ``extensions`` is the plan of a struct class of its own (made with
+        ``descending``: upb writes extensions after the fields, the highest
+        number first), so each extension is stored, checked, encoded and
+        decoded as a field of its kind is. A message keeps such a struct in
+        a hidden slot, empty (None) until an extension is set or decoded;
+        the decoder reads a field its plan does not know into it when the
+        extensions know the number, and the encoder writes its fields inline
+        after the message's own. Its message fields carry presence bits: a
+        sub-message read but not set is kept there, unset.
+        """
+        if self.cls is not None:
+            raise ValueError(f"{self.full_name} is already bound to its class")
+        holder = FieldPlan("Extensions", 0, MESSAGE, len(self.fields_by_slot))
+        holder.link(extensions, False)
+        self.extensions = holder
+
     def require(self, check: Any) -> None:
         """Have a whole (not partial) encode call ``check(message)`` first (see ``required``)."""
         self.required = check
@@ -201,31 +229,53 @@ class MessagePlan:
         A repeated or map field is read through a :class:`Container`
         descriptor under its own name, which makes its list or dict on first
         use, so its slot has another name, one no field of the message has.
+        So has a field whose name is no identifier (an extension's,
+        ``[package.name]``), and the hidden slot of the extensions.
         """
         taken = set(self.by_name)
+
+        def hidden(name: str) -> str:
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            return name
+
         names = []
         for field in self.fields_by_slot:
             name = field.name
-            if field.repeated:
-                name = f"{name}_items"
-                while name in taken:
-                    name += "_"
-                taken.add(name)
+            if not name.isidentifier():
+                name = hidden(f"_{field.number}")
+            elif field.repeated:
+                name = hidden(f"{name}_items")
             names.append(name)
+        if self.extensions is not None:
+            names.append(hidden("_extensions"))
         return tuple(names)
 
-    def bind(self, cls: Any) -> None:
-        """Bind the plan to its struct class: read each slot's offset and number presence bits."""
+    def _slotted(self) -> tuple[FieldPlan, ...]:
+        """The fields that have a slot, in slot order: all, and the extensions' holder."""
+        if self.extensions is None:
+            return self.fields_by_slot
+        return (*self.fields_by_slot, self.extensions)
+
+    def bind(self, cls: Any, message_bits: bool = False) -> None:
+        """Bind the plan to its struct class: read each slot's offset and number presence bits.
+
+        With ``message_bits`` (the extensions' struct, see :meth:`extend`),
+        singular message fields get a presence bit too.
+        """
         if self.cls is not None:
             raise ValueError(f"{self.full_name} is already bound to its class")
         bits = 0
-        for field, name in zip(self.fields_by_slot, self.slot_names(), strict=True):
+        for field, name in zip(self._slotted(), self.slot_names(), strict=True):
             member = cls.__dict__[name]
             if type(member).__name__ != "member_descriptor":
                 raise TypeError(f"{cls.__name__}.{name} is not a slot")
             field.member = member
             field.offset = _member_offset(member)
-            if field.presence and field.message is None:
+            if field is self.extensions:
+                continue
+            if field.presence and (field.message is None or message_bits):
                 field.has_bit = bits
                 bits += 1
         self.presence_words = (bits + 63) // 64
@@ -579,10 +629,119 @@ def _is_empty(message: Any, field: FieldPlan) -> bool:
 
 
 def _reset(plan: MessagePlan, message: Struct) -> None:
-    """Unset every field of ``message`` and drop its unknown fields."""
+    """Unset every field and extension of ``message`` and drop its unknown fields."""
     for field in plan.fields_by_slot:
         _clear_field(plan, message, field)
+    if plan.extensions is not None:
+        _store(message, plan.extensions, None)
     message._unknown = b""
+
+
+# --- extensions ------------------------------------------------------------
+#
+# A message's extensions live in a struct of their own (MessagePlan.extend),
+# in a hidden slot: None until one is set or decoded. A message extension
+# that is read while unset is kept there with its presence bit clear, as
+# upb's reading does not set it; once anything is set in it, it counts as
+# set (settle), as upb's does once it is written to.
+
+
+def extensions_of(message: Struct, make: bool) -> Struct | None:
+    """The struct of ``message``'s extensions, settled, made first if ``make``; else maybe None."""
+    plan = _plan_of_class(type(message))
+    holder = plan.extensions
+    if holder is None:
+        raise TypeError(f"{plan.full_name} has no extensions")
+    held: MessagePlan = holder.message  # type: ignore[assignment]  # linked
+    found = _slot(message, holder)
+    if found is None:
+        if not make:
+            return None
+        found = new_struct(held)
+        _store(message, holder, found)
+    if type(found) is not held.cls:
+        raise TypeError(f"{plan.full_name}: its extensions' slot holds {type(found).__name__}")
+    settle(held, found)
+    return found  # type: ignore[no-any-return]
+
+
+def take_extensions(message: Struct, source: Struct) -> None:
+    """Give ``message`` the extensions of ``source``, a struct of the same class."""
+    plan = _plan_of_class(type(message))
+    if plan.extensions is not None:
+        _store(message, plan.extensions, _slot(source, plan.extensions))
+
+
+def unset_part(holder: Struct, field: FieldPlan) -> Struct:
+    """The struct of singular message field ``field`` of ``holder``, kept there unset if new."""
+    plan = _plan_of_class(type(holder))
+    if field.message is None or field.repeated or plan.by_name.get(field.name) is not field:
+        raise TypeError(f"{field.label} is not a singular message field of {plan.full_name}")
+    part = _slot(holder, field)
+    if part is None:
+        part = new_struct(field.message)
+        _store(holder, field, part)
+    return part  # type: ignore[no-any-return]
+
+
+def settle(plan: MessagePlan, holder: Struct) -> None:
+    """Mark the message fields of ``holder`` (an extensions' struct) set that hold anything."""
+    fields = plan.fields_by_slot
+    for i in range(len(fields)):
+        field = cython.cast(FieldPlan, fields[i])
+        if field.message is None or field.repeated or _has(holder, field.has_bit):
+            continue
+        part = _slot(holder, field)
+        if isinstance(part, Struct) and not _blank(field.message, part):
+            _mark(holder, plan, field.has_bit, True)
+
+
+def _blank(plan: MessagePlan, message: Struct) -> bool:
+    """Whether ``message`` holds nothing: no field or extension set, no unknown field."""
+    if _kept_unknown(message):
+        return False
+    for field in plan.fields_by_slot:
+        value = _slot(message, field)
+        if field.repeated:
+            if value is not None and _sized(value) and len(value):
+                return False
+        elif field.has_bit >= 0:
+            if _has(message, field.has_bit):
+                return False
+        elif field.message is not None:
+            if value is not None:
+                return False
+        elif value is not None and (value != field.default or negative_zero(value)):
+            return False
+    if plan.extensions is None:
+        return True
+    held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
+    holder = _slot(message, plan.extensions)
+    if not isinstance(holder, Struct):
+        return holder is None
+    settle(held, holder)
+    return _blank(held, holder)
+
+
+def negative_zero(value: Any) -> bool:
+    """Whether ``value`` is -0.0, which equals a default 0.0 but is written, as upb writes it."""
+    return isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) < 0
+
+
+def _extensions_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
+    """Whether two structs of ``plan``'s class have the same extensions set, with equal values."""
+    if plan.extensions is None:
+        return True
+    held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
+    a = _slot(left, plan.extensions)
+    b = _slot(right, plan.extensions)
+    for holder in (a, b):
+        if isinstance(holder, Struct):
+            settle(held, holder)
+    if a is None or b is None:
+        other = b if a is None else a
+        return other is None or (isinstance(other, Struct) and _blank(held, other))
+    return _fields_equal(held, a, b)
 
 
 def _named(plan: MessagePlan, name: Any) -> FieldPlan:
@@ -719,22 +878,37 @@ class Struct:
         if type(other) is not type(self):
             return NotImplemented
         plan = _plan_of_class(type(self))
-        return _fields_equal(plan, self, other) and unknown_of(self) == unknown_of(other)
+        return (
+            _fields_equal(plan, self, other)
+            and unknown_of(self) == unknown_of(other)
+            and _extensions_equal(plan, self, other)
+        )
 
     def __repr__(self) -> str:
-        plan = _plan_of_class(type(self))
-        shown = []
-        for field in plan.fields_by_slot:
-            value = _slot(self, field)
-            if field.repeated:
-                if value:
-                    shown.append(f"{field.name}={value!r}")
-            elif field.presence or field.message is not None:
-                if _is_present(self, field, value):
-                    shown.append(f"{field.name}={value!r}")
-            elif value is not None and value != field.default:
+        fields = ", ".join(_shown(_plan_of_class(type(self)), self))
+        return f"{type(self).__name__}({fields})"
+
+
+def _shown(plan: MessagePlan, message: Struct) -> list[str]:
+    """The ``name=value`` of each field (and extension) set in ``message``, for its repr."""
+    shown = []
+    for field in plan.fields_by_slot:
+        value = _slot(message, field)
+        if field.repeated:
+            if value:
                 shown.append(f"{field.name}={value!r}")
-        return f"{type(self).__name__}({', '.join(shown)})"
+        elif field.presence or field.message is not None:
+            if _is_present(message, field, value):
+                shown.append(f"{field.name}={value!r}")
+        elif value is not None and value != field.default:
+            shown.append(f"{field.name}={value!r}")
+    if plan.extensions is not None:
+        held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
+        holder = _slot(message, plan.extensions)
+        if isinstance(holder, Struct):
+            settle(held, holder)
+            shown += _shown(held, holder)
+    return shown
 
 
 def unknown_of(message: Struct) -> bytes:
@@ -762,8 +936,11 @@ def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
             if not _items_equal(empty if a is None else a, empty if b is None else b):
                 return False
             continue
-        if field.has_bit >= 0 and _has(left, field.has_bit) != _has(right, field.has_bit):
-            return False
+        if field.has_bit >= 0:
+            if _has(left, field.has_bit) != _has(right, field.has_bit):
+                return False
+            if not _has(left, field.has_bit):
+                continue  # unset on both sides
         if a is not b and a != b:
             return False
     return True

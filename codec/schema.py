@@ -30,6 +30,13 @@ and scalars with implicit presence (proto3) when not zero; sub-messages are
 fields are kept as bytes and written last. Assignments are
 checked as pb2 checks them. Encoding is byte-identical to upb's
 ``SerializeToString(deterministic=True)``.
+
+The extensions of a message type that its descriptor pool holds when its
+class is made become the fields of a second, hidden struct class (each
+named ``[full name]``, see ``MessagePlan.extend``), so they are planned by the
+same code as fields; :mod:`codec._extensions` gives them pb2's
+``Extensions`` mapping. Extensions declared inside a message are class
+attributes of its struct class, as of its pb2 class.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
-from codec._message import Message, check_required, requires
+from codec._message import Message, check_required, registered_extensions, requires
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     Container,
@@ -203,6 +210,9 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         members = tuple(field.index for field in oneof.fields)
         if not (len(members) == 1 and oneof.fields[0].name in synthetic):
             plan.add_oneof(oneof.name, members)
+    extensions = registered_extensions(descriptor)
+    if extensions:
+        plan.extend(_extensions_plan(plan, extensions))
     module, qualname = _origin(descriptor)
     namespace: dict[str, Any] = {
         "__slots__": plan.slot_names(),
@@ -223,12 +233,44 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         values = enum_class(enum_type)
         namespace[enum_type.name] = values
         namespace.update(values.__members__)  # pb2's class constants: Config.FAST
+    for extension in descriptor.extensions:  # pb2's class attributes: Scope.scoped
+        namespace.setdefault(extension.name, extension)
     cls = type(descriptor.name, (Message,), namespace)
     plan.bind(cls)
     if requires(descriptor):
         plan.require(check_required)
     _struct.enable_fast_construction(cls)
     return plan
+
+
+def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> MessagePlan:
+    """The plan of the struct class holding a message's extensions (see MessagePlan.extend).
+
+    Each extension is a field of its kind named ``[full name]``, as text
+    format names it, so errors name ``package.Message.[package.extension]``.
+    The class's ``EXTENSIONS`` maps each field's name to its descriptor.
+    """
+    fields = [
+        _field_plan(extension, slot, f"[{extension.full_name}]")
+        for slot, extension in enumerate(extensions)
+    ]
+    held = MessagePlan(plan.full_name, fields, descending=True)
+    for extension, field_plan in zip(extensions, fields, strict=True):
+        if extension.message_type is not None:
+            field_plan.link(_plan(extension.message_type), False)
+    namespace: dict[str, Any] = {
+        "__slots__": held.slot_names(),
+        "__plan__": held,
+        "__module__": "codec.structs",
+        "__qualname__": f"{plan.full_name}.Extensions",
+        "__hash__": None,
+        "EXTENSIONS": {field.name: ext for field, ext in zip(fields, extensions, strict=True)},
+    }
+    for field_plan in fields:
+        if field_plan.repeated:
+            namespace[field_plan.name] = Container(held, field_plan)
+    held.bind(type("Extensions", (Struct,), namespace), True)
+    return held
 
 
 def _reduce(message: Struct) -> tuple[Any, ...]:
@@ -272,7 +314,8 @@ def _unpickle(where: tuple[str, str, bool], data: bytes) -> Any:
     return decode(struct(found) if from_pb2 else found, data)
 
 
-def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
+def _field_plan(field: FieldDescriptor, slot: int, name: str | None = None) -> FieldPlan:
+    """The plan of a field (or, named ``[full name]``, of an extension)."""
     features = field._GetFeatures()  # type: ignore[attr-defined]  # editions features
     kind = _KINDS[field.type]
     # Maps are always length-prefixed, whatever the features say: their entries,
@@ -297,7 +340,7 @@ def _field_plan(field: FieldDescriptor, slot: int) -> FieldPlan:
         utf8 = "strict" if features.utf8_validation == features.VERIFY else "bytes"
     repeated = field.is_repeated
     return FieldPlan(
-        sys.intern(field.name),  # keyword names are interned: found by identity first
+        sys.intern(name or field.name),  # keyword names are interned: found by identity first
         field.number,
         kind,
         slot,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
 from schemas import everything_pb2 as E
-from schemas import file_descriptor_set, file_descriptor_set_bytes
+from schemas import extensions_2023_pb2, file_descriptor_set, file_descriptor_set_bytes
 from schemas import legacy_pb2 as L
 
 import codec
@@ -26,6 +26,7 @@ import codec
 AllTypes = codec.struct(E.AllTypes)
 Record = codec.struct(L.Record)
 Link = codec.struct(L.Link)
+Holder = codec.struct(extensions_2023_pb2.Holder)
 
 
 def _pb2_all_types() -> Any:
@@ -195,6 +196,23 @@ def test_values_stored_around_the_checks_do_not_break_the_required_check() -> No
     groups.__class__.__dict__["entry_items"].__set__(groups, 7)  # a repeated group, not a list
     with pytest.raises(codec.EncodeError, match="expected a sequence"):
         codec.encode(groups)
+
+
+def test_legacy_required_in_an_edition_as_pb2() -> None:
+    """``features.field_presence = LEGACY_REQUIRED`` is a required field (edition 2023)."""
+    for cls in (extensions_2023_pb2.Holder, Holder):
+        message = cls(x=1)
+        assert not message.IsInitialized()
+        assert message.FindInitializationErrors() == ["needed"]
+        with pytest.raises(Exception, match="needed"):
+            message.SerializeToString()
+        assert message.SerializePartialToString() == b"\x08\x01"
+        message.needed = 0
+        assert message.SerializeToString() == b"\x08\x01\x10\x00"
+    with pytest.raises(
+        codec.EncodeError, match=r"exts2023.Holder is missing required fields: needed"
+    ):
+        codec.encode(Holder(x=1))
 
 
 def test_a_message_without_required_fields_is_always_initialized() -> None:

@@ -25,6 +25,7 @@ import tempfile
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
@@ -349,6 +350,31 @@ WORKLOADS = {
     # repeated strings and a packed int64 list.
     "map-heavy": lambda: [from_pb2(m) for m in _peerbench.records(1000)],
 }
+
+
+def _extended() -> list[Any]:
+    """Structs with extensions of every kind (the test schemas are compiled with grpcio-tools)."""
+    pytest.importorskip("grpc_tools", reason="the test schemas are compiled with grpcio-tools")
+    from schemas import extensions_2023_pb2 as Y
+
+    message = Y.Loose(x=1)
+    message.Extensions[Y.verified] = "t" * 70  # spliced, not copied into the tape
+    message.Extensions[Y.mood] = 7
+    message.Extensions[Y.packed].extend([3, -1, 2**20])
+    message.Extensions[Y.nested].Extensions[Y.verified] = "é"
+    message.Extensions[Y.delimited].x = 2
+    return [from_pb2(message)] * 1000
+
+
+@pytest.mark.skipif(not COMPILED, reason="the no-allocation claim is for the compiled core")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_warm_struct_encode_of_extensions_allocates_nothing(backend: str) -> None:
+    """Extensions (scalars, strings, packed lists, sub-messages and groups) make no object."""
+    messages = _extended()
+    idle = measure(_loop_only(FrameEncoder(), messages), backend=backend)
+    encoded = measure(_encode_all(FrameEncoder(), messages), backend=backend)
+    assert encoded[0] - idle[0] <= (0 if backend == "tracemalloc" else 64)
+    assert encoded[1] - idle[1] <= (0 if backend == "tracemalloc" else 64)
 
 
 @pytest.mark.skipif(not COMPILED, reason="the no-allocation claim is for the compiled core")

@@ -261,7 +261,13 @@ def test_load_structs_of_descriptor_proto_decodes_descriptor_sets() -> None:
     data = file_descriptor_set_bytes()
     decoded = codec.decode(structs["google.protobuf.FileDescriptorSet"], data)
     names = [file.name for file in decoded.file]
-    assert names == ["everything.proto", "legacy.proto", "editions.proto"]
+    assert names == [
+        "everything.proto",
+        "legacy.proto",
+        "editions.proto",
+        "extensions.proto",
+        "extensions_2023.proto",
+    ]
     assert codec.to_pb2(decoded) == descriptor_pb2.FileDescriptorSet.FromString(data)
     assert codec.encode(decoded) == upb_bytes(descriptor_pb2.FileDescriptorSet.FromString(data))
 

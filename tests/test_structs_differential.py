@@ -111,6 +111,8 @@ ROOTS = [
     "legacy.Record",
     "legacy.WithGroups",
     "legacy.Link",
+    "exts.Extendable",
+    "exts2023.Loose",
     "google.protobuf.FileDescriptorSet",
 ]
 
@@ -212,6 +214,38 @@ def _fill(draw: Callable[..., Any], message: Any, depth: int) -> None:
             getattr(message, field.name).CopyFrom(draw(_message(field.message_type, depth - 1)))
         else:
             setattr(message, field.name, draw(scalar_values(field)))
+    for extension in extensions_of(descriptor):
+        if draw(st.integers(0, 2)) != 2:
+            continue
+        nested = extension.type in MESSAGE_TYPES
+        if nested and depth <= 0:
+            continue
+        if extension.is_repeated:
+            # Not touched when empty: upb counts an empty repeated extension in ==.
+            if nested:
+                items = st.lists(
+                    _message(extension.message_type, depth - 1), min_size=1, max_size=2
+                )
+                for item in draw(items):
+                    message.Extensions[extension].add().CopyFrom(item)
+            else:
+                values = draw(st.lists(scalar_values(extension), min_size=1, max_size=4))
+                message.Extensions[extension].extend(values)
+        elif nested:
+            message.Extensions[extension].CopyFrom(
+                draw(_message(extension.message_type, depth - 1))
+            )
+        else:
+            message.Extensions[extension] = draw(scalar_values(extension))
+
+
+@functools.cache
+def extensions_of(descriptor: Descriptor) -> list[FieldDescriptor]:
+    """The extensions of ``descriptor`` in its pool, by number."""
+    if not descriptor.extension_ranges:
+        return []
+    found = descriptor.file.pool.FindAllExtensions(descriptor)
+    return sorted(found, key=lambda extension: extension.number)
 
 
 def _message(descriptor: Descriptor, depth: int) -> st.SearchStrategy[Any]:
@@ -367,7 +401,7 @@ def test_strategy_covers_every_message_type() -> None:
         if descriptor.full_name in reached:
             return
         reached.add(descriptor.full_name)
-        for field in descriptor.fields:
+        for field in [*descriptor.fields, *extensions_of(descriptor)]:
             if field.type in MESSAGE_TYPES:
                 target = field.message_type
                 if target.GetOptions().map_entry:
@@ -381,6 +415,10 @@ def test_strategy_covers_every_message_type() -> None:
     unreached = {name for name in NAMES if not name.startswith("everything.Cat")} - reached
     assert unreached == {
         "everything.Chain",
+        "exts.Open",
+        "exts.Plain",
+        "exts.Scope",
+        "exts2023.Holder",
         "google.protobuf.FeatureSet.ProtoLimitsFeature",
         "google.protobuf.FeatureSet.VisibilityFeature",
         "google.protobuf.FeatureSetDefaults",

@@ -36,6 +36,8 @@ __all__ = [
     "descriptor_pb2",
     "editions_pb2",
     "everything_pb2",
+    "extensions_2023_pb2",
+    "extensions_pb2",
     "file_descriptor_set",
     "legacy_pb2",
     "message_classes",
@@ -44,7 +46,13 @@ __all__ = [
 ]
 
 SCHEMA_DIR = Path(__file__).resolve().parent
-PROTO_FILES = ("everything.proto", "legacy.proto", "editions.proto")
+PROTO_FILES = (
+    "everything.proto",
+    "legacy.proto",
+    "editions.proto",
+    "extensions.proto",
+    "extensions_2023.proto",
+)
 
 
 def _compile(proto_files: tuple[str, ...], proto_dir: Path = SCHEMA_DIR) -> bytes:
@@ -99,6 +107,8 @@ def _module_of(file: FileDescriptor) -> types.ModuleType:
         setattr(module, name, message_factory.GetMessageClass(descriptor))
     for name, enum in file.enum_types_by_name.items():
         setattr(module, name, enum)
+    for name, extension in file.extensions_by_name.items():  # as a _pb2 module has them
+        setattr(module, name, extension)
     return module
 
 
@@ -115,6 +125,8 @@ def pb2_module(proto: Path) -> types.ModuleType:
 everything_pb2 = _module("everything.proto")
 legacy_pb2 = _module("legacy.proto")
 editions_pb2 = _module("editions.proto")
+extensions_pb2 = _module("extensions.proto")
+extensions_2023_pb2 = _module("extensions_2023.proto")
 
 
 def message_classes(module: types.ModuleType) -> dict[str, Any]:
@@ -130,9 +142,11 @@ DESCRIPTOR_CLASSES: dict[str, Any] = message_classes(descriptor_pb2)
 
 
 def all_classes() -> dict[str, Any]:
-    """Every message class of both test schemas and of descriptor.proto, by full name."""
+    """Every message class of the test schemas (but editions.proto) and of descriptor.proto."""
     return {
         **message_classes(everything_pb2),
         **message_classes(legacy_pb2),
+        **message_classes(extensions_pb2),
+        **message_classes(extensions_2023_pb2),
         **DESCRIPTOR_CLASSES,
     }

@@ -850,7 +850,7 @@ def _encoder_threads() -> Counter[str]:
     returned: list[bytes] = []
 
     def encoding(pause: Callable[[], None]) -> None:
-        from unchecked import unchecked
+        from helpers.unchecked import unchecked
 
         for i in range(200):
             message = unchecked(struct, scope_id=_Paused(i, pause), name=f"a{i}")
@@ -963,11 +963,13 @@ def _raised(call: Callable[[], object]) -> str:
 
 def _encoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
     import test_framing
+    from helpers.misuse import Reentrant
+    from helpers.unchecked import unchecked
 
     struct = test_framing.SampleStruct
     encoder = codec.FrameEncoder()
-    value = test_framing.Reentrant(7, lambda: action(encoder))
-    message = test_framing.unchecked(struct, scope_id=value, name="x")
+    value = Reentrant(7, lambda: action(encoder))
+    message = unchecked(struct, scope_id=value, name="x")
     raised = _raised(lambda: encoder.encode(message))
     expected = [codec.encode(struct(scope_id=7, name="x"))]
     return value.outcomes, raised, _frames(bytes(encoder.getbuffer())) == expected
@@ -975,9 +977,10 @@ def _encoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, b
 
 def _writer_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
     import test_wire
+    from helpers.misuse import Reentrant
 
     writer = codec.WireWriter()
-    value = test_wire.Reentrant(2, lambda: action(writer))
+    value = Reentrant(2, lambda: action(writer))
     raised = _raised(lambda: writer.packed(1, "int32", [1, value, 3]))
     return value.outcomes, raised, test_wire.output(writer) == b"\x0a\x03\x01\x02\x03"
 

@@ -60,6 +60,7 @@ pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files 
 from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers.unchecked import put, unchecked
 from hypothesis import given
 from hypothesis import strategies as st
 from schemas import (
@@ -71,7 +72,6 @@ from schemas import (
     message_classes,
 )
 from test_heap import peak_after_warm_up
-from unchecked import put, unchecked
 
 import codec
 from codec import (

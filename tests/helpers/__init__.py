@@ -1,0 +1,15 @@
+"""Helpers the test modules share, one module per role.
+
+* ``misuse``: values that call back into the codec, threads that race;
+* ``nesting``: profiler tracks whose scopes nest as a test says;
+* ``unchecked``: values stored in a struct around the checks of assignment.
+
+The rule: a test module imports what it shares with other test modules from
+here (``from helpers.misuse import race``), never from another ``test_*``
+module, and a helper imports no test module. What a single test module uses
+stays in that module.
+
+``tests/`` holds no ``__init__.py``, so pytest puts it at the front of
+``sys.path`` when it imports ``conftest.py`` and the test modules; this package
+is found there, as ``schemas`` is.
+"""

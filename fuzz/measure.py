@@ -526,18 +526,19 @@ def _backend() -> str:
 
 def heap(extra: list[Path], _: int) -> None:
     import test_heap as th
+    from helpers.heap import measure
 
     def fmt(pair: tuple[int, int]) -> str:
         return f"net {pair[0]} B, peak {pair[1]} B"
 
     encoder = codec.FrameEncoder()
-    idle = th.measure(th._loop_only(encoder, th.STRUCTS))
-    busy = th.measure(th._encode_all(codec.FrameEncoder(), th.STRUCTS))
+    idle = measure(th._loop_only(encoder, th.STRUCTS))
+    busy = measure(th._encode_all(codec.FrameEncoder(), th.STRUCTS))
     print(f"D11 10,000 warm struct encodes: {fmt(busy)} (the bare loop: {fmt(idle)})")
-    small = th.measure(
+    small = measure(
         th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD[:KiB])] * 100)
     )
-    large = th.measure(th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD)] * 100))
+    large = measure(th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD)] * 100))
     print(
         f"D11 100 struct encodes of 1 KiB payloads: {fmt(small)}; of 1 MiB payloads: {fmt(large)}"
     )
@@ -561,7 +562,7 @@ def heap(extra: list[Path], _: int) -> None:
             while (view := decoder.next_frame()) is not None:
                 del view
 
-        w, s = th.measure(write), th.measure(split)
+        w, s = measure(write), measure(split)
         print(
             f"D11 {size} B frames x {count}: warm encoder write {fmt(w)} "
             f"({w[1] / count:.2f} B peak per frame); warm decoder split {fmt(s)} "
@@ -574,9 +575,9 @@ def heap(extra: list[Path], _: int) -> None:
         encoder.clear()
         encoder.encode(blob)
 
-    naive = th.measure(th._naive_blob_frame)
+    naive = measure(th._naive_blob_frame)
     print(
-        f"D11 a 1 MiB pb2 message into a warm encoder: {fmt(th.measure(encode_pb2))} "
+        f"D11 a 1 MiB pb2 message into a warm encoder: {fmt(measure(encode_pb2))} "
         f"(naive SerializeToString + prefix + concatenation: {fmt(naive)})"
     )
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy
 import pytest
+from helpers.heap import measure
 from hypothesis import given
 from hypothesis import strategies as st
-from test_heap import measure
 
 from codec import DecodeError, FrameEncoder, WireWriter, varint
 from codec.profiler import (

@@ -1,11 +1,13 @@
 """Helpers the test modules share, one module per role.
 
+* ``heap``: ``measure`` and ``peak_after_warm_up``, what one run of a code path
+  allocates after warm-up, traced by tracemalloc or memray;
 * ``misuse``: values that call back into the codec, threads that race;
 * ``nesting``: profiler tracks whose scopes nest as a test says;
 * ``unchecked``: values stored in a struct around the checks of assignment.
 
 The rule: a test module imports what it shares with other test modules from
-here (``from helpers.misuse import race``), never from another ``test_*``
+here (``from helpers.heap import measure``), never from another ``test_*``
 module, and a helper imports no test module. What a single test module uses
 stays in that module.
 

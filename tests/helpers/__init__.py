@@ -4,7 +4,9 @@
   allocates after warm-up, traced by tracemalloc or memray;
 * ``misuse``: values that call back into the codec, threads that race;
 * ``nesting``: profiler tracks whose scopes nest as a test says;
-* ``unchecked``: values stored in a struct around the checks of assignment.
+* ``unchecked``: values stored in a struct around the checks of assignment;
+* ``profiler_streams``: profiler frames, streams and packets built by hand, and
+  the table of bad streams (``BAD_STREAMS``) with the error each one raises.
 
 The rule: a test module imports what it shares with other test modules from
 here (``from helpers.heap import measure``), never from another ``test_*``

@@ -6,7 +6,9 @@
 * ``nesting``: profiler tracks whose scopes nest as a test says;
 * ``unchecked``: values stored in a struct around the checks of assignment;
 * ``profiler_streams``: profiler frames, streams and packets built by hand, and
-  the table of bad streams (``BAD_STREAMS``) with the error each one raises.
+  the table of bad streams (``BAD_STREAMS``) with the error each one raises;
+* ``profiler_server``: test bodies run against a profile server on 127.0.0.1:
+  the host, a bounded ``asyncio.run``, frames played and read back as names.
 
 The rule: a test module imports what it shares with other test modules from
 here (``from helpers.heap import measure``), never from another ``test_*``

@@ -12,8 +12,8 @@
 
 The rule: a test module imports what it shares with other test modules from
 here (``from helpers.heap import measure``), never from another ``test_*``
-module, and a helper imports no test module. What a single test module uses
-stays in that module.
+module, and a helper imports no test module (``test_layout.py`` checks
+both). What a single test module uses stays in that module.
 
 ``tests/`` holds no ``__init__.py``, so pytest puts it at the front of
 ``sys.path`` when it imports ``conftest.py`` and the test modules; this package

@@ -8,7 +8,7 @@ S1-S5, P1-P6 and P8 (section 1.3-1.5); for the round trip and buffer lifetime
 targets, a few builder choices and operation programs; for the profiler
 stream target, valid streams (both column families, several sessions,
 keyframes, stats packets), cuts of them, and the bad streams of
-``tests/test_profiler.py`` (``BAD_STREAMS``) with the findings R1 and R2. Every
+``tests/helpers/profiler_streams.py`` (``BAD_STREAMS``) with the findings R1 and R2. Every
 seed is run through the target's ``check()`` before it is written.
 
 Usage: ``python fuzz/make_corpus.py [--check]``. With ``--check`` nothing is

@@ -526,18 +526,19 @@ def _backend() -> str:
 
 def heap(extra: list[Path], _: int) -> None:
     import test_heap as th
+    from helpers.heap import measure
 
     def fmt(pair: tuple[int, int]) -> str:
         return f"net {pair[0]} B, peak {pair[1]} B"
 
     encoder = codec.FrameEncoder()
-    idle = th.measure(th._loop_only(encoder, th.STRUCTS))
-    busy = th.measure(th._encode_all(codec.FrameEncoder(), th.STRUCTS))
+    idle = measure(th._loop_only(encoder, th.STRUCTS))
+    busy = measure(th._encode_all(codec.FrameEncoder(), th.STRUCTS))
     print(f"D11 10,000 warm struct encodes: {fmt(busy)} (the bare loop: {fmt(idle)})")
-    small = th.measure(
+    small = measure(
         th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD[:KiB])] * 100)
     )
-    large = th.measure(th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD)] * 100))
+    large = measure(th._encode_all(codec.FrameEncoder(), [th.BlobStruct(data=th.PAYLOAD)] * 100))
     print(
         f"D11 100 struct encodes of 1 KiB payloads: {fmt(small)}; of 1 MiB payloads: {fmt(large)}"
     )
@@ -561,7 +562,7 @@ def heap(extra: list[Path], _: int) -> None:
             while (view := decoder.next_frame()) is not None:
                 del view
 
-        w, s = th.measure(write), th.measure(split)
+        w, s = measure(write), measure(split)
         print(
             f"D11 {size} B frames x {count}: warm encoder write {fmt(w)} "
             f"({w[1] / count:.2f} B peak per frame); warm decoder split {fmt(s)} "
@@ -574,9 +575,9 @@ def heap(extra: list[Path], _: int) -> None:
         encoder.clear()
         encoder.encode(blob)
 
-    naive = th.measure(th._naive_blob_frame)
+    naive = measure(th._naive_blob_frame)
     print(
-        f"D11 a 1 MiB pb2 message into a warm encoder: {fmt(th.measure(encode_pb2))} "
+        f"D11 a 1 MiB pb2 message into a warm encoder: {fmt(measure(encode_pb2))} "
         f"(naive SerializeToString + prefix + concatenation: {fmt(naive)})"
     )
 
@@ -850,7 +851,7 @@ def _encoder_threads() -> Counter[str]:
     returned: list[bytes] = []
 
     def encoding(pause: Callable[[], None]) -> None:
-        from unchecked import unchecked
+        from helpers.unchecked import unchecked
 
         for i in range(200):
             message = unchecked(struct, scope_id=_Paused(i, pause), name=f"a{i}")
@@ -963,11 +964,13 @@ def _raised(call: Callable[[], object]) -> str:
 
 def _encoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
     import test_framing
+    from helpers.misuse import Reentrant
+    from helpers.unchecked import unchecked
 
     struct = test_framing.SampleStruct
     encoder = codec.FrameEncoder()
-    value = test_framing.Reentrant(7, lambda: action(encoder))
-    message = test_framing.unchecked(struct, scope_id=value, name="x")
+    value = Reentrant(7, lambda: action(encoder))
+    message = unchecked(struct, scope_id=value, name="x")
     raised = _raised(lambda: encoder.encode(message))
     expected = [codec.encode(struct(scope_id=7, name="x"))]
     return value.outcomes, raised, _frames(bytes(encoder.getbuffer())) == expected
@@ -975,9 +978,10 @@ def _encoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, b
 
 def _writer_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
     import test_wire
+    from helpers.misuse import Reentrant
 
     writer = codec.WireWriter()
-    value = test_wire.Reentrant(2, lambda: action(writer))
+    value = Reentrant(2, lambda: action(writer))
     raised = _raised(lambda: writer.packed(1, "int32", [1, value, 3]))
     return value.outcomes, raised, test_wire.output(writer) == b"\x0a\x03\x01\x02\x03"
 

@@ -43,10 +43,10 @@ from google.protobuf.internal import decoder as pb_decoder
 from google.protobuf.internal import encoder as pb_encoder
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
+from helpers.misuse import Reentrant, race
+from helpers.unchecked import unchecked
 from hypothesis import given
 from hypothesis import strategies as st
-from misuse import Reentrant, race
-from unchecked import unchecked
 
 import codec
 from codec import (

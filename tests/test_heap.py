@@ -1,34 +1,24 @@
 """Heap bounds of the framing layer: no payload-sized temporaries, nothing reserved from a
 declared length.
 
-Each measurement warms the code path up first (so growth to a steady
-capacity and one-time caches are not counted), collects garbage, then traces
-one run and reports ``(net, peak)``: bytes still allocated at the end and the
-highest point reached, both relative to the start of the trace.
-
-Two tracers:
-
-* ``tracemalloc`` sees every allocation made through Python's allocators,
-  which is where the codec's buffers, ``bytes`` and ``memoryview`` objects live;
-* ``memray`` (when importable) also sees native ``malloc`` calls, such as
-  upb's serialization arena. upb serializes a 1 MiB message through about
-  3 MiB of native arena before the ``bytes`` result exists, on our path and
-  the naive one alike, so with memray the Blob check compares our
-  ``encode`` with ``SerializeToString()`` alone rather than with the naive
-  framing (which memray cannot tell apart from ours).
+Each bound is measured by :func:`helpers.heap.measure` (warm-up, ``gc.collect()``,
+one traced run, ``(net, peak)``), with ``tracemalloc`` and, where importable,
+``memray``, which also sees native ``malloc`` calls. upb serializes a 1 MiB
+message through about 3 MiB of native arena before the ``bytes`` result
+exists, on our path and the naive one alike, so with memray the Blob check
+compares our ``encode`` with ``SerializeToString()`` alone rather than with
+the naive framing (which memray cannot tell apart from ours).
 """
 
 from __future__ import annotations
 
 import gc
-import tempfile
-import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers.heap import measure, trace_memray
 
 from codec import (
     COMPILED,
@@ -55,58 +45,6 @@ BACKENDS = ["tracemalloc", "memray"]
 # the interpreter keeps for itself (frame and specialization caches of the
 # uncompiled build's Python functions), which tracemalloc does not see.
 NET_SLACK = {"tracemalloc": 4 * KiB, "memray": 8 * KiB}
-
-
-def _trace_tracemalloc(action: Callable[[], object]) -> tuple[int, int]:
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before, _ = tracemalloc.get_traced_memory()
-        action()
-        after, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return after - before, peak - before
-
-
-def _trace_memray(action: Callable[[], object]) -> tuple[int, int]:
-    memray = pytest.importorskip("memray")
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "trace.bin"
-        with memray.Tracker(path, trace_python_allocators=True):
-            action()
-        reader = memray.FileReader(path)
-        try:
-            peak = reader.metadata.peak_memory
-            net = sum(r.size for r in reader.get_leaked_allocation_records(merge_threads=True))
-        finally:
-            reader.close()
-    return net, peak
-
-
-def measure(
-    action: Callable[[], object],
-    *,
-    warmup: Callable[[], object] | None = None,
-    backend: str = "tracemalloc",
-) -> tuple[int, int]:
-    """Warm up, collect, trace one run of ``action``; return ``(net, peak)``.
-
-    The warm-up (by default ``action`` itself) runs twice: in the uncompiled
-    build the first run after a buffer grew still reallocates it once, when
-    ``is_exported`` probes it with ``append``/``pop``.
-    """
-    for _ in range(2):
-        (warmup or action)()
-    gc.collect()
-    if backend == "memray":
-        return _trace_memray(action)
-    return _trace_tracemalloc(action)
-
-
-def peak_after_warm_up(action: Callable[[], object]) -> int:
-    """The tracemalloc peak of one run of ``action``, after ``measure``'s warm-up, in bytes."""
-    return measure(action)[1]
 
 
 def frame(payload: bytes) -> bytes:
@@ -449,6 +387,6 @@ def test_a_tape_grown_past_its_limit_gives_its_memory_back() -> None:
     """
     pytest.importorskip("memray")
     names = struct(_peerbench.Record)(names=["n" * 100] * 50_000)
-    net, peak = _trace_memray(lambda: encode(names))
+    net, peak = trace_memray(lambda: encode(names))
     assert peak > 5_000_000  # the 5 MB output and the tape were seen
     assert net < 64 * KiB

@@ -56,8 +56,8 @@ import pytest
 pytest.importorskip("grpc_tools", reason="the schemas are compiled with grpcio-tools")
 
 from google.protobuf.descriptor import FieldDescriptor as FD
+from helpers.heap import peak_after_warm_up
 from schemas import everything_pb2, legacy_pb2
-from test_heap import peak_after_warm_up
 
 import codec
 from codec import (

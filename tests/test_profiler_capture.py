@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.profiler_server import HOST, ORDERS, play, resolved, run
 from hypothesis import given
 from hypothesis import strategies as st
-from test_profiler_server import HOST, ORDERS, play, resolved, run
 
 from codec import FrameDecoder, varint
 from codec.profiler import Frame, Profiler, Receiver, Session, read_capture

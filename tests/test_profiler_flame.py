@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from helpers.nesting import nested_track, pre_order
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nesting import nested_track, pre_order
 
 from codec.profiler import (
     FlameNode,

@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.nesting import nested_track, pre_order
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nesting import nested_track, pre_order
 
 pytest.importorskip("grpc_tools", reason="the shipped .proto is compiled with grpcio-tools")
 

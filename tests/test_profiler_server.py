@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Sequence
-from typing import Any
 
 import pytest
+from helpers.profiler_server import HOST, ORDERS, play, resolved, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,36 +37,6 @@ from codec.profiler import (
 )
 from codec.profiler.client import ViewerClient, connect_viewer
 from codec.profiler.server import ProfileServer, ViewerQueue
-
-HOST = "127.0.0.1"
-TIMEOUT = 10.0  # per test body
-
-
-def run(body: Coroutine[Any, Any, Any]) -> Any:
-    async def bounded() -> Any:
-        async with asyncio.timeout(TIMEOUT):
-            return await body
-
-    return asyncio.run(bounded())
-
-
-def play(profiler: Profiler, names: Sequence[str]) -> int:
-    """One frame of top-level scopes named ``names``, in order; returns its index."""
-    for name in names:
-        with profiler.scope(name):
-            pass
-    index = profiler.end_frame()
-    assert index
-    return index
-
-
-def resolved(receiver: Receiver, frame: Frame) -> list[str]:
-    """The scope names of a frame, in pre-order; raises for an undefined id."""
-    return [
-        receiver.registry.scope(int(scope_id)).name
-        for track in frame.tracks
-        for scope_id in track.scope_id
-    ]
 
 
 class Shared:
@@ -280,8 +249,6 @@ def test_a_viewer_that_disconnects_is_removed() -> None:
 
 
 # --- restart -------------------------------------------------------------------------------
-
-ORDERS = (["alpha", "beta", "gamma"], ["gamma", "delta", "alpha", "beta"])
 
 
 def test_a_restarted_producer_is_never_mislabelled_over_a_connection() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_profiler import (
+from helpers.profiler_streams import (
     BAD_STREAMS,
     build_frames,
     frame_of,

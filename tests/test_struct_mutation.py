@@ -33,8 +33,8 @@ import pytest
 
 pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files with grpcio-tools")
 
+from helpers.unchecked import put, unchecked
 from schemas import everything_pb2, legacy_pb2
-from unchecked import put, unchecked
 
 import codec
 from codec import EncodeError

@@ -60,6 +60,8 @@ pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files 
 from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers.heap import peak_after_warm_up
+from helpers.unchecked import put, unchecked
 from hypothesis import given
 from hypothesis import strategies as st
 from schemas import (
@@ -70,8 +72,6 @@ from schemas import (
     legacy_pb2,
     message_classes,
 )
-from test_heap import peak_after_warm_up
-from unchecked import put, unchecked
 
 import codec
 from codec import (

@@ -38,9 +38,9 @@ import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers.misuse import Reentrant, race
 from hypothesis import given
 from hypothesis import strategies as st
-from misuse import Reentrant, race
 
 import codec
 from codec import (

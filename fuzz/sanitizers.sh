@@ -16,6 +16,10 @@
 #   FUZZ_SECONDS  seconds per target for "all" (default 300)
 #   FUZZ_TARGETS  targets for "all" (default: every fuzz/fuzz_*.py)
 #   FUZZ_NICE     nice level of the runs (default 19)
+#   FUZZ_TIMEOUT  seconds one input may take before libFuzzer reports a timeout (default 25).
+#                 libFuzzer measures wall-clock time: a run at nice 19 beside busy work
+#                 can be starved that long on an input that takes 0.1 s alone; raise it
+#                 for runs that share the machine, and rerun any timeout input alone
 #   FUZZ_LOGS     where "all" writes one log per target (default: $SAN_BUILD/logs)
 #   SAN_EXTRA_CFLAGS  appended to the sanitizer flags, e.g. -fno-sanitize=shift-base to
 #                 keep fuzzing past a reported, still open UBSan finding (use another
@@ -45,6 +49,7 @@ cc="${CC:-clang}"
 build="${SAN_BUILD:-/tmp/asan-build}"
 seconds="${FUZZ_SECONDS:-300}"
 nice_level="${FUZZ_NICE:-19}"
+timeout_seconds="${FUZZ_TIMEOUT:-25}"
 logs="${FUZZ_LOGS:-$build/logs}"
 san_flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined"
 san_flags+=" -fno-omit-frame-pointer -g ${SAN_EXTRA_CFLAGS:-}"
@@ -160,7 +165,7 @@ do_all() {
             timer=(/usr/bin/time -f "cpu_seconds %U+%S wall_seconds %e" -o "$log.time")
         fi
         set +e
-        ("${timer[@]}" "$0" run "$target" -max_total_time="$seconds" -timeout=25 \
+        ("${timer[@]}" "$0" run "$target" -max_total_time="$seconds" -timeout="$timeout_seconds" \
             -rss_limit_mb=2560 -malloc_limit_mb=2560 -print_final_stats=1 \
             "$build/corpus/$target" "$here/corpus/$target") >"$log" 2>&1
         local rc=$?

@@ -25,7 +25,7 @@
 #                 keep fuzzing past a reported, still open UBSan finding (use another
 #                 SAN_BUILD for such a build)
 #
-# How it works. codec's .py/.pxd sources and setup.py are copied to $SAN_BUILD and
+# How it works. codec's .py/.pyi/.pxd sources and setup.py are copied to $SAN_BUILD and
 # compiled there in place, with CC=clang and
 #   -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined
 # (fuzzer-no-link: libFuzzer edge coverage of the C code, so atheris steers by the
@@ -76,7 +76,7 @@ do_build() {
     }
     # Sources only (the package and its subpackages): stale .c/.so files must not survive.
     rm -rf "$build/codec"
-    (cd "$repo" && find codec -name '*.py' -o -name '*.pxd' -o -name '*.proto' \
+    (cd "$repo" && find codec -name '*.py' -o -name '*.pyi' -o -name '*.pxd' -o -name '*.proto' \
         -o -name py.typed) | while read -r source; do
         mkdir -p "$build/$(dirname -- "$source")"
         cp "$repo/$source" "$build/$source"

@@ -1,9 +1,9 @@
 # C types for _struct.py (Cython pure-Python mode).
 cimport cython
+from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdlib cimport calloc, free
 from libc.stdint cimport uint64_t
 
 from codec._varint cimport varint_size
@@ -165,7 +165,6 @@ cdef Py_ssize_t _member_offset(object member) except? -1
 cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) except -1
 @cython.locals(mask=uint64_t, one=uint64_t)
 cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
-@cython.locals(words=cython.p_void)
 cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
 cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
 cdef object _container(object message, FieldPlan field)
@@ -173,8 +172,8 @@ cdef object _container(object message, FieldPlan field)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(other=Py_ssize_t)
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(kind=int, sub=MessagePlan, plain_integer=bint)
-cdef object _checked(MessagePlan plan, FieldPlan field, object value)
+@cython.locals(kind=int, sub=MessagePlan)
+cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 cdef object _enum_named(MessagePlan plan, FieldPlan field, str name)
 @cython.locals(sub=MessagePlan)
@@ -204,7 +203,8 @@ cpdef bint negative_zero(object value) except -1
 cdef bint _extensions_equal(MessagePlan plan, Struct left, Struct right) except -1
 cdef FieldPlan _named(MessagePlan plan, object name)
 @cython.locals(plan=MessagePlan, version="unsigned int", names=tuple, i=Py_ssize_t,
-               message=Struct, fields=tuple, after=Py_ssize_t, field=FieldPlan)
+               message=Struct, fields=tuple, after=Py_ssize_t, count=Py_ssize_t,
+               field=FieldPlan, every_slot=bint)
 cdef object _construct(PyObject *cls, PyObject **args, size_t nargsf, PyObject *kwnames)
 cpdef bytes unknown_of(Struct message)
 @cython.locals(type_object=type_ptr)
@@ -253,7 +253,7 @@ cdef class MessagePlan:
 
 cdef class Struct:
     cdef uint64_t _has  # presence bits 0-63
-    cdef uint64_t *_has_more  # the others, for messages with more than 64 (made on first use)
+    cdef bytearray _has_more  # the others, for messages with more than 64 (made on first use)
     cdef public bytes _unknown
 
 cdef class Container:
@@ -295,9 +295,10 @@ cdef inline bint _has(Struct message, Py_ssize_t bit) noexcept:
     # whether presence bit ``bit`` of message is set
     if bit < 64:
         return (message._has >> bit) & 1
-    if message._has_more == NULL:
+    if message._has_more is None:
         return False
-    return (message._has_more[(bit >> 6) - 1] >> (bit & 63)) & 1
+    return ((<uint64_t *>PyByteArray_AS_STRING(message._has_more))[(bit >> 6) - 1]
+            >> (bit & 63)) & 1
 
 
 cdef inline int _store(object message, FieldPlan field, object value) except -1:

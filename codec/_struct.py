@@ -363,7 +363,7 @@ def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
         object.__setattr__(message, "_has", _with_bit(getattr(message, "_has", 0), bit, present))
     elif bit < 64:
         message._has = _with_bit(message._has, bit, present)
-    elif present or message._has_more != cython.NULL:
+    elif present or message._has_more is not None:
         words = _more_words(message, plan)
         words[(bit >> 6) - 1] = _with_bit(words[(bit >> 6) - 1], bit & 63, present)
 
@@ -378,15 +378,16 @@ def _with_bit(word: int, bit: int, present: bool) -> int:
 
 
 def _more_words(message: Struct, plan: MessagePlan) -> Any:
-    """Compiled: the presence words past the first, made (zeroed) on first use."""
-    if message._has_more == cython.NULL:  # type: ignore[attr-defined]
+    """Compiled: the presence words past the first, made (zeroed) on first use.
+
+    They are a bytearray the struct holds, so freeing the struct frees them
+    with no deallocator of its own.
+    """
+    if message._has_more is None:  # type: ignore[attr-defined]
         if plan.presence_words < 2:  # the bits of a bound plan fit its words
             raise ValueError(f"{plan.full_name} has no presence bit past 63")
-        words = calloc(plan.presence_words - 1, 8)  # type: ignore[name-defined]
-        if words == cython.NULL:
-            raise MemoryError()
-        message._has_more = cython.cast(word_ptr, words)  # type: ignore[name-defined]
-    return message._has_more  # type: ignore[attr-defined]
+        message._has_more = bytearray((plan.presence_words - 1) * 8)  # type: ignore[attr-defined]
+    return cython.cast(word_ptr, PyByteArray_AS_STRING(message._has_more))  # type: ignore[name-defined, attr-defined]
 
 
 def _is_present(message: Struct, field: FieldPlan, value: Any) -> bool:
@@ -429,7 +430,27 @@ def _clear_others(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
             _clear_field(plan, message, plan.fields_by_slot[other])
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(plan=MessagePlan, field=FieldPlan, kind=cython.int)
 def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
+    """``value`` as field ``field`` stores it, checked as pb2 checks an assignment.
+
+    An exact int for an integer field and an exact str for a string field
+    are checked here, inline; every other value by :func:`_checked_by_kind`.
+    """
+    kind = field.kind
+    if field.shape == SHAPE_NUMBER:
+        if type(value) is int and kind < FLOAT and kind != BOOL and kind != ENUM:
+            scalar_bits(field, kind, value)  # the range check
+            return value
+    elif field.shape == SHAPE_TEXT and type(value) is str:
+        _check_text(field, plan, value)
+        return value
+    return _checked_by_kind(plan, field, value)
+
+
+def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     """``value`` as field ``field`` stores it, checked as pb2 checks an assignment.
 
     A wrong type is a TypeError and a value out of range an EncodeError (a
@@ -442,10 +463,6 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     message fields take a struct of their type, or None to clear them.
     """
     kind = field.kind
-    plain_integer = field.shape == SHAPE_NUMBER and kind < FLOAT and kind != BOOL and kind != ENUM
-    if plain_integer and type(value) is int:  # the common case first
-        scalar_bits(field, kind, value)  # the range check
-        return value
     if field.repeated:
         if field.map_key is not None:
             if not isinstance(value, dict):
@@ -604,7 +621,7 @@ def _allocated(plan: MessagePlan) -> Struct:
     if cython.compiled:  # the class's tp_new, without a method call (the base's, inherited)
         message = cython.cast(type_object_ptr, cls).tp_new(cls, cython.NULL, cython.NULL)
         PyObject_GC_UnTrack(message)
-        return message  # type: ignore[no-any-return]
+        return cython.cast(Struct, message)  # type: ignore[no-any-return]
     return Struct.__new__(cls)  # type: ignore[no-any-return]
 
 
@@ -768,8 +785,9 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
 
     Keywords usually come in declaration order, and their names, like the
     fields', are interned: each is first compared by identity with the
-    field after the last one found, and looked up by name only otherwise.
-    The plan of the class constructed last is kept with the class's version
+    field after the last one found, and looked up by name only otherwise; a
+    call that gives every field in order, none None, leaves no slot for the
+    defaults to fill. The plan of the class constructed last is kept with the class's version
     tag (which CPython changes when an attribute of the class is set), so a
     loop making structs of one class finds it without a type attribute lookup.
     """
@@ -787,13 +805,21 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
     if kwnames != cython.NULL:
         names = cython.cast(tuple, kwnames)
         fields = plan.fields_by_slot
+        count = len(fields)
         after = 0
+        every_slot = len(names) == count  # each field given once, in order, none None
         for i in range(len(names)):
-            field = cython.cast(FieldPlan, fields[after]) if after < len(fields) else None
-            if field is None or field.name is not names[i]:
+            value = cython.cast(object, args[i])
+            if after < count and cython.cast(FieldPlan, fields[after]).name is names[i]:
+                field = cython.cast(FieldPlan, fields[after])
+            else:
                 field = _named(plan, names[i])
-            _assign(plan, message, field, cython.cast(object, args[i]))
+                every_slot = False
+            every_slot = every_slot and value is not None
+            _assign(plan, message, field, value)
             after = field.slot + 1
+        if every_slot:
+            return message
     _fill_defaults(plan, message)
     return message
 
@@ -839,10 +865,6 @@ class Struct:
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r}; ClearField unsets a field")
-
-    def __dealloc__(self) -> None:
-        if cython.compiled:
-            free(self._has_more)
 
     def HasField(self, name: str) -> bool:  # pb2's name
         """Whether a field with presence (or a sub-message) is set."""

@@ -1062,6 +1062,29 @@ def test_from_pb2_proto2_presence() -> None:
     assert back.count == 7  # what a reader sees
 
 
+def test_presence_past_the_first_64_bits() -> None:
+    """A struct keeps the presence bits of fields past the 64th in words of their own."""
+    F = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(name="wide.proto", package="wide", syntax="proto2")
+    wide = file.message_type.add(name="Wide")
+    for number in range(1, 151):
+        wide.field.add(name=f"f{number}", number=number, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+    Wide = codec.load_structs(descriptor_pb2.FileDescriptorSet(file=[file]))["wide.Wide"]
+    chosen = {"f1": 1, "f64": 0, "f65": 65, "f130": -130, "f150": 0}
+    value = Wide(**chosen)
+    assert [n for n in (f"f{i}" for i in range(1, 151)) if value.HasField(n)] == list(chosen)
+    value.ClearField("f130")
+    assert not value.HasField("f130") and value.f130 == 0
+    value.f129 = 7
+    back = codec.decode(Wide, codec.encode(value))
+    assert back == value and back.HasField("f129") and back.HasField("f150")
+    assert not back.HasField("f130") and not back.HasField("f2")
+    pb2 = codec.to_pb2(back)
+    assert [f.name for f, _ in pb2.ListFields()] == ["f1", "f64", "f65", "f129", "f150"]
+    assert codec.encode(back) == upb_bytes(pb2)
+    assert Wide() == Wide() and not Wide().HasField("f100")  # no words made by reading
+
+
 # --- decoding: buffers, zero_copy, numpy ----------------------------------------------------------
 
 SAMPLE = E.AllTypes(

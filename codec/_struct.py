@@ -386,7 +386,7 @@ def _more_words(message: Struct, plan: MessagePlan) -> Any:
     if message._has_more is None:  # type: ignore[attr-defined]
         if plan.presence_words < 2:  # the bits of a bound plan fit its words
             raise ValueError(f"{plan.full_name} has no presence bit past 63")
-        message._has_more = bytearray((plan.presence_words - 1) * 8)  # type: ignore[attr-defined]
+        message._has_more = bytearray((plan.presence_words - 1) * 8)
     return cython.cast(word_ptr, PyByteArray_AS_STRING(message._has_more))  # type: ignore[name-defined, attr-defined]
 
 

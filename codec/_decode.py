@@ -290,14 +290,10 @@ def _decode_extension(
 def _plain(field: FieldPlan, wire: int) -> bool:
     """Whether a field is a singular number or string, on the wire as it is declared.
 
-    Its value is read and stored as :func:`_decode_field` would, but for
-    closed enums, whose undeclared values go to the unknown fields.
+    Its value is read and stored as :func:`_decode_field` would. A closed
+    enum is not of these shapes: its undeclared values go to the unknown fields.
     """
-    return (
-        (field.shape == SHAPE_NUMBER or field.shape == SHAPE_TEXT)
-        and wire == field.wire_type
-        and field.closed_enum is None
-    )
+    return (field.shape == SHAPE_NUMBER or field.shape == SHAPE_TEXT) and wire == field.wire_type
 
 
 def _check_nesting(state: Decoding, depth: int, pos: int) -> None:

@@ -10,14 +10,14 @@ from libc.string cimport memcmp, memcpy
 
 from codec._struct cimport (
     SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
-    _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot, _type_of,
-    _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
+    _check_member, _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot,
+    _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
 )
-from codec._varint cimport varint_size, varint_write, write_le
+from codec._varint cimport twos_complement, varint_size, varint_write, write_le, zigzag
 from codec._wire cimport (
     MAX_PREFIX_BYTES, VARINT, LEN, SGROUP, I32,
-    INT32, UINT32, SINT32, FIXED32, SFIXED32, STRING, BYTES, GROUP,
-    scalar_bits,
+    INT32, UINT32, SINT32, FIXED32, SFIXED32, STRING, BYTES, GROUP, BOOL,
+    codec_small_int, int64_range, scalar_bits, zigzagged,
 )
 
 ctypedef unsigned char uchar
@@ -92,7 +92,7 @@ cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int 
 @cython.locals(start=Py_ssize_t, index=Py_ssize_t, i=Py_ssize_t)
 cdef int _packed(Tape tape, FieldPlan field, object items) except -1
 cdef void _drop_splices(Tape tape, Py_ssize_t count) noexcept
-@cython.locals(wire_type=int, kind=int, sub=MessagePlan)
+@cython.locals(wire_type=int, kind=int, sub=MessagePlan, bits=uint64_t)
 cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth,
                 bint implicit) except -1
 @cython.locals(index=Py_ssize_t)

@@ -59,6 +59,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         FieldPlan,
         MessagePlan,
         Struct,
+        _check_member,
         _encode_error,
         _has,
         _is_present,
@@ -72,6 +73,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
     )
     from codec._varint import varint_size, varint_write, write_le
     from codec._wire import (
+        BOOL,
         BYTES,
         FIXED32,
         GROUP,
@@ -86,6 +88,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         UINT32,
         VARINT,
         scalar_bits,
+        zigzagged,
     )
 
 COMPILED: bool = cython.compiled
@@ -472,7 +475,14 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     _room(tape, MAX_PREFIX_BYTES + 1)
     tape.used = varint_write(tape.scratch, tape.used, field.tag)
     index = _open(tape)
-    if type(items) is list:  # its items are read where they lie, as _message reads numbers
+    if (
+        type(items) is list
+        and field.wire_type == VARINT
+        and field.kind != BOOL
+        and field.closed_enum is None
+    ):
+        _integers(tape, field, cython.cast(list, items))
+    elif type(items) is list:  # its items are read where they lie, as _message reads numbers
         i = 0
         while i < len(cython.cast(list, items)):  # the list may change while an item is read
             _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
@@ -489,14 +499,76 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
 
 @cython.cfunc
 @cython.inline
+@cython.locals(
+    tape=Tape,
+    field=FieldPlan,
+    items=list,
+    i=cython.Py_ssize_t,
+    item="object_ptr",
+    kind=cython.int,
+    low="int64_t",
+    high="int64_t",
+    small=cython.longlong,
+    zigzag_them=cython.bint,
+    bits=cython.ulonglong,
+)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignore[type-arg]
+    """Put the elements of a packed run of varint integers (not bools) on the tape.
+
+    As :func:`_element` puts them, but with the kind's range and zigzag
+    looked up once for the run: compiled, an exact int in range is written
+    without a test of its kind.
+    """
+    kind = field.kind
+    if cython.compiled:
+        int64_range(kind, cython.address(low), cython.address(high))
+    zigzag_them = zigzagged(kind)
+    i = 0
+    while i < len(items):  # the list may change while an item is read
+        item = PyList_GET_ITEM(items, i)  # compiled: not held, as _message reads numbers
+        if (
+            cython.compiled
+            and type(cython.cast(object, item)) is int
+            and codec_small_int(cython.cast(object, item), cython.address(small))
+            and low <= small <= high
+        ):
+            bits = zigzag(small) if zigzag_them else twos_complement(small)
+        else:
+            bits = scalar_bits(field, kind, cython.cast(object, item))
+        _room(tape, _MAX_SCALAR_BYTES)
+        tape.used = varint_write(tape.scratch, tape.used, bits)
+        i += 1
+
+
+@cython.cfunc
+@cython.inline
 @cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
 def _element(tape: Tape, field: FieldPlan, item: Any) -> None:
     """Put one element of a packed run on the tape."""
-    bits = scalar_bits(field, field.kind, item)
+    bits = _number_bits(field, item)
     _room(tape, _MAX_SCALAR_BYTES)
     _bits(tape, field, bits)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, bits=cython.ulonglong)
+@cython.returns(cython.ulonglong)
+@cython.exceptval(0xFFFFFFFFFFFFFFFE, check=True)
+def _number_bits(field: FieldPlan, value: Any) -> int:
+    """The bits of a number of ``field``, checked: its range, and a closed enum's members.
+
+    The encoder's number paths (SHAPE_NUMBER, SHAPE_PACKED) never meet a
+    closed enum, so they call scalar_bits directly.
+    """
+    bits = scalar_bits(field, field.kind, value)
+    if field.closed_enum is not None:
+        _check_member(field, bits)
+    return bits
 
 
 def _drop_splices(tape: Tape, count: int) -> None:
@@ -514,7 +586,9 @@ def _value(
     wire_type = field.wire_type
     kind = field.kind
     if wire_type != LEN and wire_type != SGROUP:
-        _scalar(tape, field, scalar_bits(field, field.kind, value))
+        bits = _number_bits(field, value)
+        if bits != 0 or not implicit:
+            _scalar(tape, field, bits)
     elif kind == STRING and type(value) is str:
         _text(tape, field, plan, value, implicit)
     elif kind in (STRING, BYTES):

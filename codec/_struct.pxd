@@ -4,7 +4,7 @@ from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 
 from codec._varint cimport varint_size
 from codec._wire cimport (
@@ -155,7 +155,7 @@ cdef enum:  # FieldPlan.shape
     SHAPE_MESSAGE = 2
     SHAPE_PACKED = 3
     SHAPE_OTHER = 4
-cdef int _shape(int kind, bint repeated, bint packed, int wire_type) noexcept
+cdef int _shape(int kind, bint repeated, bint packed, int wire_type, bint closed) noexcept
 cdef str _PLAN_NAME
 cdef MessagePlan _RECENT_PLAN
 
@@ -261,6 +261,8 @@ cdef class Container:
     cdef readonly FieldPlan field
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
+@cython.locals(number=int64_t)
+cdef int _check_member(FieldPlan field, uint64_t bits) except -1
 cdef object _lone_surrogate(FieldPlan field, MessagePlan plan)
 @cython.locals(size=Py_ssize_t)
 cdef int _check_text(FieldPlan field, MessagePlan plan, str text) except -1

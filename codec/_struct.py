@@ -72,7 +72,7 @@ if not cython.compiled:  # compiled, _struct.pxd declares them
     SHAPE_TEXT = 1  # a singular string
     SHAPE_MESSAGE = 2  # a singular length-prefixed message
     SHAPE_PACKED = 3  # a packed repeated number
-    SHAPE_OTHER = 4  # bytes, a group, a map, a repeated string or message
+    SHAPE_OTHER = 4  # bytes, a group, a map, a repeated string or message, a closed enum
 _RECENT_PLAN: MessagePlan | None = None  # of the struct class constructed last (see _construct)
 
 
@@ -119,7 +119,7 @@ class FieldPlan:
         # holding the default object itself is known to be zero without a look.
         self.implicit = not presence and not repeated
         self.wire_type = natural_wire_type(kind)
-        self.shape = _shape(kind, repeated, packed, self.wire_type)
+        self.shape = _shape(kind, repeated, packed, self.wire_type, closed_enum is not None)
         self.tag = (number << 3) | (LEN if packed else self.wire_type)
         self.tag_size = varint_size(self.tag)
         self.end_tag = (number << 3) | EGROUP
@@ -142,8 +142,14 @@ class FieldPlan:
             self.shape = SHAPE_OTHER
 
 
-def _shape(kind: int, repeated: bool, packed: bool, wire_type: int) -> int:
-    """The encoder's path for a field that is not a map (see SHAPE_NUMBER)."""
+def _shape(kind: int, repeated: bool, packed: bool, wire_type: int, closed: bool) -> int:
+    """The encoder's path for a field that is not a map (see SHAPE_NUMBER).
+
+    A ``closed`` enum's numbers take the general path, which checks that
+    its enum declares them; the number paths check only the range.
+    """
+    if closed:
+        return SHAPE_OTHER
     if repeated:
         return SHAPE_PACKED if packed else SHAPE_OTHER
     if wire_type in (VARINT, I32, I64):
@@ -500,9 +506,9 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     if kind == ENUM and isinstance(value, str):  # as pb2: a value's name
         return _enum_named(plan, field, value)
     number = value if type(value) is int else integer_of(field, kind, value, True)
-    scalar_bits(field, kind, number)  # the range check
-    if field.closed_enum is not None and number not in field.closed_enum:
-        raise _encode_error(field, plan, f"{value!r} is not a value of its closed enum")
+    bits = scalar_bits(field, kind, number)  # the range check
+    if field.closed_enum is not None:
+        _check_member(field, bits)
     if field.enum_members is not None:
         return field.enum_members.get(number, int(number))
     return number
@@ -542,6 +548,16 @@ def _type_of(field: FieldPlan, value: Any) -> str:
 
 def _encode_error(field: FieldPlan, plan: MessagePlan, problem: str) -> EncodeError:
     return EncodeError(f"{plan.full_name}.{field.name}: {problem}")
+
+
+def _check_member(field: FieldPlan, bits: int) -> None:
+    """Refuse an enum number (its bits) that the field's closed enum does not declare."""
+    if cython.compiled:
+        number = cython.cast(cython.longlong, bits)
+    else:
+        number = bits - (1 << 64) if bits >> 63 else bits
+    if number not in field.closed_enum:  # type: ignore[operator]  # the callers checked it is set
+        raise EncodeError(f"{field.label}: {number} is not a value of its closed enum")
 
 
 def _lone_surrogate(field: FieldPlan, plan: MessagePlan) -> EncodeError:

@@ -2,7 +2,7 @@
 # The readers every decoder calls per field have their bodies here, so each compiled
 # module inlines them; the functions that raise live in _wire.py (the error path only).
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint32_t, uint64_t
 
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 
@@ -25,9 +25,11 @@ cdef extern from *:
         Py_ssize_t size = Py_SIZE(number);
         const digit *digits = ((PyLongObject *)number)->ob_digit;
         unsigned long long magnitude;
+        if ((size_t)(size + 1) <= 2) {  /* at most one digit, and its sign */
+            *value = size ? (long long)size * (long long)digits[0] : 0;  /* 0's digit is unset */
+            return 1;
+        }
         switch (size < 0 ? -size : size) {
-        case 0: *value = 0; return 1;
-        case 1: magnitude = digits[0]; break;
         case 2: magnitude = digits[0] | ((unsigned long long)digits[1] << PyLong_SHIFT); break;
     #if PyLong_SHIFT == 30
         case 3:
@@ -192,20 +194,33 @@ cdef object out_of_range(object owner, int kind, object number)
 cdef tuple _LOW, _HIGH
 
 
+cdef inline void int64_range(int kind, int64_t *low, int64_t *high) noexcept nogil:
+    # the signed 64-bit numbers in the range of an integer kind: low to high, inclusive
+    if kind == INT64 or kind == SINT64 or kind == SFIXED64:
+        low[0], high[0] = INT64_MIN, INT64_MAX
+    elif kind == UINT64 or kind == FIXED64:
+        low[0], high[0] = 0, INT64_MAX
+    elif kind == UINT32 or kind == FIXED32:
+        low[0], high[0] = 0, 0xFFFFFFFF
+    else:  # int32, sint32, sfixed32, enum
+        low[0], high[0] = -2147483648, 2147483647
+
+
 cdef inline bint fits(int kind, int64_t number) noexcept nogil:
     # whether a signed 64-bit number is in the range of an integer kind
-    if kind == INT64 or kind == SINT64 or kind == SFIXED64:
-        return True
-    if kind == UINT64 or kind == FIXED64:
-        return number >= 0
-    if kind == UINT32 or kind == FIXED32:
-        return number >= 0 and (number >> 32) == 0
-    return -2147483648 <= number <= 2147483647  # int32, sint32, sfixed32, enum
+    cdef int64_t low, high
+    int64_range(kind, &low, &high)
+    return low <= number <= high
+
+
+cdef inline bint zigzagged(int kind) noexcept nogil:
+    # whether an integer kind is written zigzag-encoded
+    return kind == SINT32 or kind == SINT64
 
 
 cdef inline uint64_t integer_pattern(int kind, int64_t number) noexcept nogil:
     # the bits of a number that fits an integer kind
-    if kind == SINT32 or kind == SINT64:
+    if zigzagged(kind):
         return zigzag(number)
     if kind == SFIXED32:
         return <uint32_t>number

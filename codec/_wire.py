@@ -202,9 +202,13 @@ if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they a
         """Whether a signed 64-bit ``number`` is in the range of integer ``kind``."""
         return _LOW[kind] <= number < _HIGH[kind]
 
+    def zigzagged(kind: int) -> bool:
+        """Whether integer ``kind`` is written zigzag-encoded."""
+        return kind in (SINT32, SINT64)
+
     def integer_pattern(kind: int, number: int) -> int:
         """The bits of a signed 64-bit ``number`` that :func:`fits` integer ``kind``."""
-        if kind in (SINT32, SINT64):
+        if zigzagged(kind):
             return zigzag(number)
         if kind == SFIXED32:
             return number & 0xFFFFFFFF

@@ -376,10 +376,11 @@ def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
 
 def _with_bit(word: int, bit: int, present: bool) -> int:
     """``word`` with bit ``bit`` set or cleared."""
-    mask = 1 << bit  # compiled: a 64-bit mask (``one`` is a uint64_t)
-    if cython.compiled:
+    if cython.compiled:  # a 64-bit mask: ``one`` is a uint64_t (a C int shifted by 63 is undefined)
         one = 1
         mask = one << bit
+    else:
+        mask = 1 << bit
     return word | mask if present else word & ~mask
 
 

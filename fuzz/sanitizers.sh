@@ -190,7 +190,8 @@ do_test() {
     # test_build.py checks how the checkout's own build is selected, and memray cannot
     # trace under the preloaded sanitizer runtime: both are left out by default. pytest
     # runs from $build, so that the checkout (the current directory, first on sys.path)
-    # cannot shadow the sanitized modules.
+    # cannot shadow the sanitized modules. --capture=sys leaves file descriptor 2 alone, so a
+    # sanitizer's report reaches the log instead of dying with pytest's captured output.
     local args=() paths=0
     for arg in "$@"; do
         if [[ "$arg" != -* && -e "${arg%%::*}" ]]; then
@@ -213,7 +214,7 @@ if not (codec.COMPILED and codec.__file__.startswith(build)):
     sys.exit(f"sanitizers.sh: codec is {codec.__file__}, not the sanitized build in {build}")
 EOF2
     exec env "${env_args[@]}" nice -n "$nice_level" "$python" -m pytest -p no:cacheprovider \
-        --rootdir "$repo" -c "$repo/pyproject.toml" "${args[@]}"
+        --rootdir "$repo" -c "$repo/pyproject.toml" --capture=sys "${args[@]}"
 }
 
 case "${1:-default}" in

@@ -6,7 +6,7 @@ from cpython.list cimport PyList_GET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memmove
 
 from codec._struct cimport (
     SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
@@ -39,6 +39,11 @@ ctypedef struct Splice:  # what goes at ``at`` in the scratch bytes
     const char *data  # NULL for a length prefix
 ctypedef Splice *splice_ptr
 
+ctypedef struct Prefix:  # a length prefix left open (see _open)
+    Py_ssize_t at  # its scratch byte
+    Py_ssize_t extra  # the tape's extra then
+    Py_ssize_t count  # the tape's splices then: where its splice goes, if it needs one
+
 ctypedef struct MapItem:  # a map entry being sorted (see _sorted_dict)
     PyObject *key
     PyObject *value
@@ -60,7 +65,7 @@ cdef class Tape:
     cdef readonly bint busy
 
 cdef int _MAX_DEPTH
-cdef Py_ssize_t _MAX_SCALAR_BYTES, _COPIED, _KEPT_BYTES, _FIRST_BYTES, _FIRST_SPLICES, _STACK_ITEMS
+cdef Py_ssize_t _TAG_ROOM, _MAX_SCALAR_BYTES, _COPIED, _KEPT_BYTES, _FIRST_BYTES, _FIRST_SPLICES, _STACK_ITEMS
 cdef uint64_t _MASK32, _MASK64
 cdef Tape _SHARED
 
@@ -74,8 +79,12 @@ cdef void _drop_references(Tape tape) noexcept
 cdef int _grow_scratch(Tape tape, Py_ssize_t size) except -1
 @cython.locals(capacity=Py_ssize_t, grown=cython.p_void)
 cdef int _grow_splices(Tape tape) except -1
+@cython.locals(splice=splice_ptr)
+cdef int _splice(Tape tape, Py_ssize_t index, Py_ssize_t at, uint64_t value,
+                 const char *data) except -1
 @cython.locals(room=Py_ssize_t, grown=cython.p_void)
 cdef int _hold(Tape tape, object owner) except -1
+@cython.locals(end=Py_ssize_t)
 cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
 cpdef Tape measure(object message, bint partial)
@@ -89,13 +98,12 @@ cdef bint _is_set(Struct message, FieldPlan field) noexcept
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 @cython.locals(sub=MessagePlan)
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
-@cython.locals(start=Py_ssize_t, index=Py_ssize_t, i=Py_ssize_t)
+@cython.locals(start=Py_ssize_t, prefix=Prefix, i=Py_ssize_t)
 cdef int _packed(Tape tape, FieldPlan field, object items) except -1
-cdef void _drop_splices(Tape tape, Py_ssize_t count) noexcept
 @cython.locals(wire_type=int, kind=int, sub=MessagePlan, bits=uint64_t)
 cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth,
                 bint implicit) except -1
-@cython.locals(index=Py_ssize_t)
+@cython.locals(prefix=Prefix)
 cdef int _nested(Tape tape, FieldPlan field, MessagePlan sub, Struct value, int depth) except -1
 @cython.locals(data=data_ptr, size=Py_ssize_t)
 cdef int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
@@ -108,7 +116,7 @@ cdef object _not_message(FieldPlan field, MessagePlan plan, object value)
 cdef int _check_sequence(FieldPlan field, MessagePlan plan, object value) except -1
 
 cdef int _map(Tape tape, FieldPlan field, MessagePlan plan, object mapping, int depth) except -1
-@cython.locals(entry=MessagePlan, index=Py_ssize_t)
+@cython.locals(entry=MessagePlan, prefix=Prefix)
 cdef int _entry(Tape tape, FieldPlan field, object key, object item, int depth) except -1
 @cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
                scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,

@@ -3,11 +3,12 @@
 Strategy: encoding a struct takes two passes, but only the first reads the
 struct. :func:`measure` walks the plan and writes every number, tag and
 short string straight into the scratch bytes of a :class:`Tape`, already
-encoded. What cannot be written yet is left as a *splice* at its place in
-those bytes: the length prefix of a sub-message, packed run or map entry,
-whose value is patched in once its body has been read (so it is minimal,
-as upb's), and the bytes of a long string or bytes value, which stay where
-they are, with a reference held. :func:`write_tape` then copies the
+encoded. The length prefix of a sub-message, packed run or map entry takes
+one byte, patched in once its body has been read. What cannot be written
+yet is left as a *splice* at its place in those bytes: the prefix of a body
+of 128 bytes or more (so every prefix is minimal, as upb's), and the bytes
+of a long string or bytes value, which stay where they are, with a
+reference held. :func:`write_tape` then copies the
 scratch bytes between the splices and the splices themselves into room of
 exactly the measured size, with no Python code run. No value is read
 twice, nothing can change under the write, and the output is always the
@@ -94,7 +95,8 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
 COMPILED: bool = cython.compiled
 _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 
-_MAX_SCALAR_BYTES = 15  # a tag (5 bytes: field numbers < 2**29) and a 10-byte varint
+_TAG_ROOM = 8  # a tag takes at most 5 bytes (field numbers < 2**29), put in one 8-byte store
+_MAX_SCALAR_BYTES = 15  # a tag and a 10-byte varint
 _COPIED = 64  # strings and bytes up to this length are copied into the tape, longer ones spliced
 _KEPT_BYTES = 1 << 20  # a released tape keeps at most this much memory (its three arrays)
 _FIRST_BYTES = 4096
@@ -217,24 +219,24 @@ def _copy(tape: Tape, data: Any, size: int) -> None:
     tape.used += size
 
 
-@cython.cfunc
-@cython.inline
-@cython.locals(tape=Tape, value=cython.ulonglong, data="const char *", splice="Splice *")
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _splice(tape: Tape, value: int, data: Any) -> int:
-    """Leave a splice at the end of the scratch; return its index."""
+def _splice(tape: Tape, index: int, at: int, value: int, data: Any) -> None:
+    """Put a splice for scratch position ``at`` at ``index``, before the splices from there on.
+
+    The splices are kept in the order of their positions, as the write pass
+    takes them.
+    """
     if cython.compiled:
         if tape.count == tape.capacity:
             _grow_splices(tape)
-        splice = tape.splices + tape.count
-        splice.at = tape.used
+        splice = tape.splices + index
+        if index < tape.count:
+            memmove(splice + 1, splice, (tape.count - index) * cython.sizeof(Splice))
+        splice.at = at
         splice.value = value
         splice.data = data
         tape.count += 1
-        return tape.count - 1
-    tape.splices.append([tape.used, value, data])
-    return len(tape.splices) - 1
+    else:
+        tape.splices.insert(index, [at, value, data])
 
 
 def _grow_splices(tape: Tape) -> None:
@@ -249,53 +251,57 @@ def _grow_splices(tape: Tape) -> None:
 
 @cython.cfunc
 @cython.inline
-@cython.locals(tape=Tape)
-@cython.returns(cython.Py_ssize_t)
-@cython.exceptval(-1, check=False)
-def _open(tape: Tape) -> int:
+@cython.locals(tape=Tape, prefix="Prefix")
+@cython.returns("Prefix")
+@cython.exceptval(check=False)
+def _open(tape: Tape) -> Any:
     """Leave a length prefix, room made; its body is what the tape gets until :func:`_close`.
 
-    The prefix takes one scratch byte, and a splice in case the body takes
-    128 bytes or more.
+    The prefix takes one scratch byte. It is given a splice only if its body
+    takes 128 bytes or more, which is known when it is closed.
     """
-    index = _splice(tape, tape.extra, cython.NULL)  # the value holds `extra` until then
-    tape.used += 1
-    return index
+    if cython.compiled:
+        prefix.at = tape.used
+        prefix.extra = tape.extra
+        prefix.count = tape.count
+        tape.used += 1
+        return prefix
+    else:
+        tape.used += 1
+        return (tape.used - 1, tape.extra, len(tape.splices))
 
 
 @cython.cfunc
 @cython.inline
-@cython.locals(tape=Tape, index=cython.Py_ssize_t, size=cython.Py_ssize_t, splice="Splice *")
-@cython.returns(cython.void)
-@cython.exceptval(check=False)
-def _close(tape: Tape, index: int) -> None:
-    """Give the length prefix left at ``index`` the size of its body.
+@cython.locals(
+    tape=Tape,
+    prefix="Prefix",
+    at=cython.Py_ssize_t,
+    extra=cython.Py_ssize_t,
+    count=cython.Py_ssize_t,
+    size=cython.Py_ssize_t,
+)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _close(tape: Tape, prefix: Any) -> None:
+    """Give the length prefix left by :func:`_open` the size of its body.
 
-    A body of less than 128 bytes has its size in the prefix's scratch byte,
-    and its splice is forgotten if it is the last one (as it is unless a
-    long string is in the body). A longer body keeps the splice, which is
-    written in place of the scratch byte.
+    A body of less than 128 bytes has its size in the prefix's scratch byte.
+    A longer body gives the prefix a splice, written in place of that byte
+    and put before the splices of the body, so the splices stay in the order
+    of their bytes. Each enclosing body that is long moves the splices inside
+    it once: nesting is bounded, so this stays linear in the splices.
     """
     if cython.compiled:
-        splice = tape.splices + index
-        size = tape.used - splice.at - 1 + tape.extra - splice.value
-        splice.value = size
-        if size < 0x80:
-            tape.scratch[splice.at] = size
-            if index == tape.count - 1:
-                tape.count = index
-        else:
-            tape.extra += varint_size(size) - 1
+        at, extra, count = prefix.at, prefix.extra, prefix.count
     else:
-        at, extra, _ = tape.splices[index]
-        size = tape.used - at - 1 + tape.extra - extra
-        tape.splices[index][1] = size
-        if size < 0x80:
-            tape.scratch[at] = size
-            if index == len(tape.splices) - 1:
-                del tape.splices[index]
-        else:
-            tape.extra += varint_size(size) - 1
+        at, extra, count = prefix
+    size = tape.used - at - 1 + tape.extra - extra
+    if size < 0x80:
+        tape.scratch[at] = size
+    else:
+        _splice(tape, count, at, size, cython.NULL)
+        tape.extra += varint_size(size) - 1
 
 
 def _hold(tape: Tape, owner: Any) -> None:
@@ -320,7 +326,8 @@ def _data(tape: Tape, owner: Any, data: Any, size: int) -> None:
         _copy(tape, data, size)
     else:
         _hold(tape, owner)
-        _splice(tape, size, data)
+        end = tape.count if cython.compiled else len(tape.splices)  # type: ignore[attr-defined]
+        _splice(tape, end, tape.used, size, data)
         tape.extra += size
 
 
@@ -430,8 +437,26 @@ def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
 def _scalar(tape: Tape, field: FieldPlan, bits: int) -> None:
     """Put a number's tag and bits on the tape."""
     _room(tape, _MAX_SCALAR_BYTES)
-    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    _tag(tape, field)
     _bits(tape, field, bits)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(tape=Tape, field=FieldPlan)
+@cython.returns(cython.void)
+@cython.exceptval(check=False)
+def _tag(tape: Tape, field: FieldPlan) -> None:
+    """Put the field's tag on the tape (room made for :data:`_TAG_ROOM` bytes).
+
+    Compiled, the tag is one store of the 8 bytes of ``field.tag_word``, of
+    which its ``tag_size`` count: no loop over its bytes.
+    """
+    if cython.compiled:
+        write_le(tape.scratch, tape.used, field.tag_word, 8)
+        tape.used += field.tag_size
+    else:
+        tape.used = varint_write(tape.scratch, tape.used, field.tag)
 
 
 @cython.cfunc
@@ -472,9 +497,9 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
 def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     """Put a packed run on the tape: its tag, length prefix and values; nothing if empty."""
     start = tape.used
-    _room(tape, MAX_PREFIX_BYTES + 1)
-    tape.used = varint_write(tape.scratch, tape.used, field.tag)
-    index = _open(tape)
+    _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
+    _tag(tape, field)
+    prefix = _open(tape)
     if (
         type(items) is list
         and field.wire_type == VARINT
@@ -492,9 +517,8 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
             _element(tape, field, item)
     if tape.used == start + field.tag_size + 1:  # no items: nothing is written
         tape.used = start
-        _drop_splices(tape, index)
     else:
-        _close(tape, index)
+        _close(tape, prefix)
 
 
 @cython.cfunc
@@ -571,14 +595,6 @@ def _number_bits(field: FieldPlan, value: Any) -> int:
     return bits
 
 
-def _drop_splices(tape: Tape, count: int) -> None:
-    """Forget the splices from ``count`` on (length prefixes: they hold nothing)."""
-    if cython.compiled:
-        tape.count = count
-    else:
-        del tape.splices[count:]
-
-
 def _value(
     tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: int, implicit: bool
 ) -> None:
@@ -604,16 +620,16 @@ def _value(
 
 def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth: int) -> None:
     """Put a message of ``field`` (a struct of ``sub``'s class) and its tag on the tape."""
-    _room(tape, MAX_PREFIX_BYTES + 1)
-    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
+    _tag(tape, field)
     if field.kind == GROUP:
         _message(tape, sub, value, depth + 1)
         _room(tape, MAX_PREFIX_BYTES)
         tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
     else:
-        index = _open(tape)
+        prefix = _open(tape)
         _message(tape, sub, value, depth + 1)
-        _close(tape, index)
+        _close(tape, prefix)
 
 
 @cython.cfunc
@@ -623,8 +639,8 @@ def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth
 @cython.exceptval(-1, check=False)
 def _head(tape: Tape, field: FieldPlan, size: int) -> None:
     """Put the tag and length prefix of a ``size``-byte string or bytes value on the tape."""
-    _room(tape, 2 * MAX_PREFIX_BYTES)
-    tape.used = varint_write(tape.scratch, tape.used, field.tag)
+    _room(tape, 2 * MAX_PREFIX_BYTES)  # at least _TAG_ROOM
+    _tag(tape, field)
     tape.used = varint_write(tape.scratch, tape.used, size)
 
 
@@ -719,12 +735,12 @@ def _map(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: i
 def _entry(tape: Tape, field: FieldPlan, key: Any, item: Any, depth: int) -> None:
     """Put one map entry on the tape: a message of key and value, both always written."""
     entry: MessagePlan = field.message  # type: ignore[assignment]
-    _room(tape, MAX_PREFIX_BYTES + 1)
-    tape.used = varint_write(tape.scratch, tape.used, field.tag)
-    index = _open(tape)
+    _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
+    _tag(tape, field)
+    prefix = _open(tape)
     _value(tape, field.map_key, entry, key, depth, False)  # type: ignore[arg-type]
     _value(tape, field.map_value, entry, item, depth, False)  # type: ignore[arg-type]
-    _close(tape, index)
+    _close(tape, prefix)
 
 
 # Compiled, a dict's entries are sorted in a C array of MapItem (a key, its value

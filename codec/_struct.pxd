@@ -223,7 +223,7 @@ cdef class FieldPlan:
     cdef readonly str utf8
     cdef readonly object closed_enum, default, enum_type
     cdef readonly dict enum_members
-    cdef readonly uint64_t tag, end_tag
+    cdef readonly uint64_t tag, end_tag, tag_word
     cdef readonly Py_ssize_t tag_size
     cdef readonly MessagePlan message
     cdef readonly FieldPlan map_key, map_value

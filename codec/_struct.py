@@ -27,6 +27,7 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
+from codec._varint import encode as varint_bytes
 from codec._wire import NUMPY_DTYPES, SCALAR_KINDS
 from codec.errors import EncodeError
 
@@ -122,6 +123,8 @@ class FieldPlan:
         self.shape = _shape(kind, repeated, packed, self.wire_type, closed_enum is not None)
         self.tag = (number << 3) | (LEN if packed else self.wire_type)
         self.tag_size = varint_size(self.tag)
+        # The tag's bytes as one little-endian word: the encoder puts them in one store.
+        self.tag_word = int.from_bytes(varint_bytes(self.tag), "little")
         self.end_tag = (number << 3) | EGROUP
         self.message: MessagePlan | None = None  # for MESSAGE and GROUP, and map entries
         self.map_key: FieldPlan | None = None  # for maps: the entry's key and value

@@ -82,16 +82,6 @@ cdef inline uint64_t varint_value(const unsigned char *data, Py_ssize_t pos,
     return value
 
 
-cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,
-                                    uint64_t value) noexcept nogil:
-    while value >= 0x80:
-        out[pos] = <unsigned char>(value | 0x80)
-        value >>= 7
-        pos += 1
-    out[pos] = <unsigned char>value
-    return pos + 1
-
-
 cdef extern from *:
     """
     /* A 4- or 8-byte little-endian value in one load or store on a little-endian
@@ -138,6 +128,33 @@ cdef inline Py_ssize_t write_le(unsigned char *out, Py_ssize_t pos, uint64_t val
     # width is 4 or 8
     codec_write_le(out + pos, value, width)
     return pos + width
+
+
+cdef extern from *:
+    """
+    /* The low 56 bits of a value, 7 to a byte of a word (the low 7 bits first): the
+       groups of a varint's first 8 bytes, spread in three halving steps. */
+    static CYTHON_INLINE uint64_t codec_spread56(uint64_t value) {
+        uint64_t x = (value & 0x000000000FFFFFFFULL) | ((value & 0x00FFFFFFF0000000ULL) << 4);
+        x = (x & 0x00003FFF00003FFFULL) | ((x & 0x0FFFC0000FFFC000ULL) << 2);
+        return (x & 0x007F007F007F007FULL) | ((x & 0x3F803F803F803F80ULL) << 1);
+    }
+    """
+    uint64_t codec_spread56(uint64_t value) noexcept nogil
+
+
+cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,
+                                    uint64_t value) noexcept nogil:
+    if value >> 56:  # 9 or 10 bytes (a timestamp in ns, a negative int): the first 8 in a store
+        codec_write_le(out + pos, codec_spread56(value) | 0x8080808080808080ULL, 8)
+        value >>= 56
+        pos += 8
+    while value >= 0x80:
+        out[pos] = <unsigned char>(value | 0x80)
+        value >>= 7
+        pos += 1
+    out[pos] = <unsigned char>value
+    return pos + 1
 
 
 # The bit patterns of the scalar kinds: IEEE binary32 and binary64, and ZigZag.

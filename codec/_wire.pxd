@@ -2,7 +2,7 @@
 # The readers every decoder calls per field have their bodies here, so each compiled
 # module inlines them; the functions that raise live in _wire.py (the error path only).
 cimport cython
-from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 
@@ -194,16 +194,26 @@ cdef object out_of_range(object owner, int kind, object number)
 cdef tuple _LOW, _HIGH
 
 
+cdef extern from *:
+    """
+    /* The signed 64-bit numbers of each integer kind, by kind number: _LOW and _HIGH
+       of _wire.py with the high end inclusive and at most INT64_MAX. Two loads in
+       place of a switch on the kind. */
+    static const int64_t codec_kind_low[12] = {
+        INT32_MIN, INT64_MIN, 0, 0, INT32_MIN, INT64_MIN, 0, INT32_MIN, 0, 0, INT32_MIN, INT64_MIN};
+    static const int64_t codec_kind_high[12] = {
+        INT32_MAX, INT64_MAX, UINT32_MAX, INT64_MAX, INT32_MAX, INT64_MAX, 1, INT32_MAX,
+        UINT32_MAX, INT64_MAX, INT32_MAX, INT64_MAX};
+    """
+    const int64_t *codec_kind_low
+    const int64_t *codec_kind_high
+
+
 cdef inline void int64_range(int kind, int64_t *low, int64_t *high) noexcept nogil:
-    # the signed 64-bit numbers in the range of an integer kind: low to high, inclusive
-    if kind == INT64 or kind == SINT64 or kind == SFIXED64:
-        low[0], high[0] = INT64_MIN, INT64_MAX
-    elif kind == UINT64 or kind == FIXED64:
-        low[0], high[0] = 0, INT64_MAX
-    elif kind == UINT32 or kind == FIXED32:
-        low[0], high[0] = 0, 0xFFFFFFFF
-    else:  # int32, sint32, sfixed32, enum
-        low[0], high[0] = -2147483648, 2147483647
+    # the signed 64-bit numbers in the range of an integer kind (not a float, string,
+    # bytes or message kind): low to high, inclusive
+    low[0] = codec_kind_low[kind]
+    high[0] = codec_kind_high[kind]
 
 
 cdef inline bint fits(int kind, int64_t number) noexcept nogil:

@@ -475,6 +475,29 @@ def test_length_prefixes_at_their_size_boundaries(length: int) -> None:
     assert bytes(encoder.getbuffer()) == _VarintBytes(len(expected)) + expected
 
 
+def _tree(levels: int, key_length: int) -> Any:
+    """A Tree whose bodies nest ``levels`` deep, each holding the level below twice."""
+    tree = everything_pb2.Tree(value=levels)
+    if levels:
+        tree.left.CopyFrom(_tree(levels - 1, key_length))
+        tree.children.add().CopyFrom(_tree(levels - 1, key_length // 2))
+        tree.named["k" * key_length].CopyFrom(_tree(levels - 1, 0))
+    return tree
+
+
+@pytest.mark.parametrize("levels", [1, 2, 4, 6])
+@pytest.mark.parametrize("key_length", [0, 40, 70, 200])
+def test_long_bodies_inside_long_bodies(levels: int, key_length: int) -> None:
+    # A body of 128 bytes or more gets its length prefix's splice when it is closed,
+    # before the splices of its own body (long keys, spliced rather than copied, and
+    # the prefixes of the long bodies inside it): the order the write pass needs.
+    message = _tree(levels, key_length)
+    expected = message.SerializeToString(deterministic=True)
+    value = codec.from_pb2(message)
+    assert codec.encode(value) == expected
+    assert codec.encoded_size(value) == len(expected)
+
+
 # --- (b) decode matches upb's parse ---------------------------------------------------
 
 

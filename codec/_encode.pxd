@@ -2,7 +2,7 @@
 cimport cython
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject
-from cpython.list cimport PyList_GET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
@@ -104,7 +104,7 @@ cdef int _packed(Tape tape, FieldPlan field, object items) except -1
 cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth,
                 bint implicit) except -1
 @cython.locals(prefix=Prefix)
-cdef int _nested(Tape tape, FieldPlan field, MessagePlan sub, Struct value, int depth) except -1
+cdef inline int _nested(Tape tape, FieldPlan field, MessagePlan sub, Struct value, int depth) except -1
 @cython.locals(data=data_ptr, size=Py_ssize_t)
 cdef int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)

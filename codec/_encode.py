@@ -49,6 +49,7 @@ from codec._varint import byte_view
 from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
+    from builtins import len as PyList_GET_SIZE
     from operator import getitem as PyList_GET_ITEM
 
     from codec._buffer import copy_bytes
@@ -509,7 +510,7 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
         _integers(tape, field, cython.cast(list, items))
     elif type(items) is list:  # its items are read where they lie, as _message reads numbers
         i = 0
-        while i < len(cython.cast(list, items)):  # the list may change while an item is read
+        while i < PyList_GET_SIZE(items):  # the list may change while an item is read
             _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
             i += 1
     else:
@@ -550,7 +551,7 @@ def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignor
         int64_range(kind, cython.address(low), cython.address(high))
     zigzag_them = zigzagged(kind)
     i = 0
-    while i < len(items):  # the list may change while an item is read
+    while i < PyList_GET_SIZE(items):  # the list may change while an item is read
         item = PyList_GET_ITEM(items, i)  # compiled: not held, as _message reads numbers
         if (
             cython.compiled

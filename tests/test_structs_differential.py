@@ -476,7 +476,7 @@ def test_length_prefixes_at_their_size_boundaries(length: int) -> None:
 
 
 def _tree(levels: int, key_length: int) -> Any:
-    """A Tree whose bodies nest ``levels`` deep, each holding the level below twice."""
+    """A Tree whose bodies nest ``levels`` deep, each holding the level below three times."""
     tree = everything_pb2.Tree(value=levels)
     if levels:
         tree.left.CopyFrom(_tree(levels - 1, key_length))

@@ -3,6 +3,7 @@ cimport cython
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
@@ -65,7 +66,7 @@ cdef class Tape:
     cdef readonly bint busy
 
 cdef int _MAX_DEPTH
-cdef Py_ssize_t _TAG_ROOM, _MAX_SCALAR_BYTES, _COPIED, _KEPT_BYTES, _FIRST_BYTES, _FIRST_SPLICES, _STACK_ITEMS
+cdef Py_ssize_t _TAG_ROOM, _MAX_VARINT_BYTES, _MAX_SCALAR_BYTES, _RUN, _COPIED, _KEPT_BYTES, _FIRST_BYTES, _FIRST_SPLICES, _STACK_ITEMS
 cdef uint64_t _MASK32, _MASK64
 cdef Tape _SHARED
 
@@ -88,8 +89,7 @@ cdef int _hold(Tape tape, object owner) except -1
 cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
 cpdef Tape measure(object message, bint partial)
-@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan, lent=object_ptr, value=object,
-               shape=int, bits=uint64_t, unknown=bytes)
+@cython.locals(fields=tuple, i=Py_ssize_t, unknown=bytes)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
 @cython.locals(field=FieldPlan, extensions=MessagePlan)
 cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) except -1

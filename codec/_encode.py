@@ -51,6 +51,7 @@ from codec.errors import EncodeError
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
     from builtins import len as PyList_GET_SIZE
     from operator import getitem as PyList_GET_ITEM
+    from operator import getitem as PyTuple_GET_ITEM
 
     from codec._buffer import copy_bytes
     from codec._struct import (
@@ -97,7 +98,9 @@ COMPILED: bool = cython.compiled
 _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 
 _TAG_ROOM = 8  # a tag takes at most 5 bytes (field numbers < 2**29), put in one 8-byte store
+_MAX_VARINT_BYTES = 10
 _MAX_SCALAR_BYTES = 15  # a tag and a 10-byte varint
+_RUN = 256  # elements of a packed run of integers written per room check
 _COPIED = 64  # strings and bytes up to this length are copied into the tape, longer ones spliced
 _KEPT_BYTES = 1 << 20  # a released tape keeps at most this much memory (its three arrays)
 _FIRST_BYTES = 4096
@@ -321,9 +324,11 @@ def _hold(tape: Tape, owner: Any) -> None:
 
 
 def _data(tape: Tape, owner: Any, data: Any, size: int) -> None:
-    """Put ``size`` bytes of ``owner`` (at ``data``) after the scratch written so far."""
+    """Put ``size`` bytes of ``owner`` (at ``data``) after the scratch written so far.
+
+    Room is made for :data:`_COPIED` bytes, the most that are copied.
+    """
     if size <= _COPIED:
-        _room(tape, size)
         _copy(tape, data, size)
     else:
         _hold(tape, owner)
@@ -364,37 +369,76 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         _check_oneofs(plan, message)
     fields = plan.fields
     for i in range(len(fields)):
-        field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
-        if field.has_bit >= 0 and not _has(message, field.has_bit):
-            continue
-        # A number or a str is read where it lies, without a reference: no Python code
-        # runs until it is read (checked_bits holds what it is lent). Anything else is held.
-        lent = _lent(message, field)
-        if cython.cast(object, lent) is None:
-            continue  # unset, or an empty container never used
-        if field.implicit and cython.cast(object, lent) is field.default:
-            continue  # an implicit field at zero
-        shape = field.shape
-        if shape == SHAPE_NUMBER:
-            bits = scalar_bits(field, field.kind, cython.cast(object, lent))
-            if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
-                _scalar(tape, field, bits)
-            continue
-        if shape == SHAPE_TEXT and type(cython.cast(object, lent)) is str:
-            _text(tape, field, plan, cython.cast(object, lent), field.implicit)
-            continue
-        value = cython.cast(object, lent)
-        if shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:
-            _nested(tape, field, field.message, cython.cast(Struct, value), depth)
-        elif shape == SHAPE_PACKED and type(value) is list:
-            _packed(tape, field, value)
-        else:
-            _field(tape, field, plan, value, depth)
+        # Not held: the plan's tuple, held here, holds its field plans.
+        _member(tape, plan, message, cython.cast(FieldPlan, PyTuple_GET_ITEM(fields, i)), depth)
     if plan.extensions is not None:
         _extensions(tape, plan, message, depth)
     unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
     if unknown:
+        _room(tape, _COPIED)
         _data(tape, unknown, _data_of_bytes(unknown), len(unknown))
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    tape=Tape,
+    plan=MessagePlan,
+    message=Struct,
+    field=FieldPlan,
+    depth=cython.int,
+    lent="object_ptr",
+)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _member(tape: Tape, plan: MessagePlan, message: Struct, field: FieldPlan, depth: int) -> None:
+    """Put one field of ``message`` on the tape, if it is set and not at its implicit zero."""
+    if field.has_bit < 0 or _has(message, field.has_bit):
+        # A number or a str is read where it lies, without a reference: no Python code
+        # runs until it is read (checked_bits holds what it is lent). Anything else is held.
+        lent = _lent(message, field)
+        # None: unset, or an empty container never used
+        if cython.cast(object, lent) is not None and not (
+            field.implicit and cython.cast(object, lent) is field.default
+        ):
+            _value_of_member(tape, plan, field, lent, depth)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(
+    tape=Tape,
+    plan=MessagePlan,
+    field=FieldPlan,
+    lent="object_ptr",
+    depth=cython.int,
+    value=object,
+    sub=MessagePlan,
+    shape=cython.int,
+    bits=cython.ulonglong,
+)
+@cython.returns(cython.int)
+@cython.exceptval(-1, check=False)
+def _value_of_member(
+    tape: Tape, plan: MessagePlan, field: FieldPlan, lent: Any, depth: int
+) -> None:
+    """Put the value of a member that is set, and not at an implicit zero, on the tape."""
+    shape = field.shape
+    if shape == SHAPE_NUMBER:
+        bits = scalar_bits(field, field.kind, cython.cast(object, lent))
+        if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
+            _scalar(tape, field, bits)
+    elif shape == SHAPE_TEXT and type(cython.cast(object, lent)) is str:
+        _text(tape, field, plan, cython.cast(object, lent), field.implicit)
+    else:
+        value = cython.cast(object, lent)
+        sub = cython.cast(MessagePlan, field.message)
+        if shape == SHAPE_MESSAGE and type(value) is sub.cls:
+            _nested(tape, field, sub, cython.cast(Struct, value), depth)
+        elif shape == SHAPE_PACKED and type(value) is list:
+            _packed(tape, field, value)
+        else:
+            _field(tape, field, plan, value, depth)
 
 
 def _extensions(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None:
@@ -529,6 +573,9 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     field=FieldPlan,
     items=list,
     i=cython.Py_ssize_t,
+    end=cython.Py_ssize_t,
+    out=cython.p_uchar,
+    pos=cython.Py_ssize_t,
     item="object_ptr",
     kind=cython.int,
     low="int64_t",
@@ -543,28 +590,38 @@ def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignor
     """Put the elements of a packed run of varint integers (not bools) on the tape.
 
     As :func:`_element` puts them, but with the kind's range and zigzag
-    looked up once for the run: compiled, an exact int in range is written
-    without a test of its kind.
+    looked up once for the run, and room made once for up to :data:`_RUN`
+    elements. Compiled, an exact int in range is written without a test of
+    its kind, at a position kept in a local. Any other element may run
+    Python code that changes the list, so the run's end is found again
+    after it.
     """
     kind = field.kind
     if cython.compiled:
         int64_range(kind, cython.address(low), cython.address(high))
     zigzag_them = zigzagged(kind)
     i = 0
-    while i < PyList_GET_SIZE(items):  # the list may change while an item is read
-        item = PyList_GET_ITEM(items, i)  # compiled: not held, as _message reads numbers
-        if (
-            cython.compiled
-            and type(cython.cast(object, item)) is int
-            and codec_small_int(cython.cast(object, item), cython.address(small))
-            and low <= small <= high
-        ):
-            bits = zigzag(small) if zigzag_them else twos_complement(small)
-        else:
-            bits = scalar_bits(field, kind, cython.cast(object, item))
-        _room(tape, _MAX_SCALAR_BYTES)
-        tape.used = varint_write(tape.scratch, tape.used, bits)
-        i += 1
+    while i < PyList_GET_SIZE(items):
+        end = min(PyList_GET_SIZE(items), i + _RUN)
+        _room(tape, (end - i) * _MAX_VARINT_BYTES)
+        out = tape.scratch
+        pos = tape.used
+        while i < end:
+            item = PyList_GET_ITEM(items, i)  # compiled: not held, as _message reads numbers
+            i += 1
+            if (
+                cython.compiled
+                and type(cython.cast(object, item)) is int
+                and codec_small_int(cython.cast(object, item), cython.address(small))
+                and low <= small <= high
+            ):
+                bits = zigzag(small) if zigzag_them else twos_complement(small)
+                pos = varint_write(out, pos, bits)
+            else:
+                bits = scalar_bits(field, kind, cython.cast(object, item))
+                pos = varint_write(out, pos, bits)  # in the room made: no other code writes it
+                break
+        tape.used = pos
 
 
 @cython.cfunc
@@ -639,8 +696,11 @@ def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
 def _head(tape: Tape, field: FieldPlan, size: int) -> None:
-    """Put the tag and length prefix of a ``size``-byte string or bytes value on the tape."""
-    _room(tape, 2 * MAX_PREFIX_BYTES)  # at least _TAG_ROOM
+    """Put the tag and length prefix of a ``size``-byte string or bytes value on the tape.
+
+    The room made holds the value too if it is copied (see :func:`_data`).
+    """
+    _room(tape, 2 * MAX_PREFIX_BYTES + _COPIED)  # at least _TAG_ROOM
     _tag(tape, field)
     tape.used = varint_write(tape.scratch, tape.used, size)
 

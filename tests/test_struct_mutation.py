@@ -428,6 +428,18 @@ def test_a_packed_element_that_empties_its_list_while_read_is_still_written() ->
     assert items == []
 
 
+def test_a_packed_element_that_grows_its_list_while_read_is_written_with_room() -> None:
+    """Room for a packed run is made for the elements it has; elements added by one that
+    runs Python code are written after room is made for them (the sanitized suite runs
+    this test: writing them in the room made before is a heap-buffer-overflow)."""
+    items: list[Any] = []
+    grow = [-1] * 3000  # 10 bytes each: beyond the room made for three elements
+    items.extend([1, Trigger(2, lambda: items.extend(grow)), 3])
+    message = AllTypes(p_int32=[0])
+    put(message, "p_int32", items)
+    assert codec.encode(message) == codec.encode(AllTypes(p_int32=[1, 2, 3, *grow]))
+
+
 def test_a_bytearray_cannot_be_resized_once_read() -> None:
     """The tape keeps a view of a long bytearray until it is written."""
     data = bytearray(b"z" * 500)

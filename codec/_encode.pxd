@@ -3,7 +3,7 @@ cimport cython
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
@@ -86,11 +86,13 @@ cdef int _splice(Tape tape, Py_ssize_t index, Py_ssize_t at, uint64_t value,
 @cython.locals(room=Py_ssize_t, grown=cython.p_void)
 cdef int _hold(Tape tape, object owner) except -1
 @cython.locals(end=Py_ssize_t)
-cdef int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
+cdef inline int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
 cpdef Tape measure(object message, bint partial)
-@cython.locals(fields=tuple, i=Py_ssize_t, unknown=bytes)
+@cython.locals(fields=object_ptr, i=Py_ssize_t, field=object_ptr)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
+@cython.locals(unknown=bytes)
+cdef int _unknown_fields(Tape tape, Struct message) except -1
 @cython.locals(field=FieldPlan, extensions=MessagePlan)
 cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) except -1
 cdef bint _is_set(Struct message, FieldPlan field) noexcept
@@ -106,7 +108,7 @@ cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int 
 @cython.locals(prefix=Prefix)
 cdef inline int _nested(Tape tape, FieldPlan field, MessagePlan sub, Struct value, int depth) except -1
 @cython.locals(data=data_ptr, size=Py_ssize_t)
-cdef int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
+cdef inline int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 @cython.locals(size=Py_ssize_t)
 cdef int _bytes(Tape tape, FieldPlan field, MessagePlan plan, object value,

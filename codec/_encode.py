@@ -50,6 +50,7 @@ from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
     from builtins import len as PyList_GET_SIZE
+    from builtins import len as PyTuple_GET_SIZE
     from operator import getitem as PyList_GET_ITEM
     from operator import getitem as PyTuple_GET_ITEM
 
@@ -367,13 +368,20 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         raise EncodeError(f"{plan.full_name}: {STACK_EXHAUSTED}")
     if plan.oneofs:
         _check_oneofs(plan, message)
-    fields = plan.fields
-    for i in range(len(fields)):
-        # Not held: the plan's tuple, held here, holds its field plans.
-        _member(tape, plan, message, cython.cast(FieldPlan, PyTuple_GET_ITEM(fields, i)), depth)
+    # Not held: a plan's tuple of fields, made with the plan and never replaced, holds them.
+    fields = cython.cast("object_ptr", plan.fields) if cython.compiled else plan.fields
+    for i in range(PyTuple_GET_SIZE(cython.cast(tuple, fields))):
+        field = PyTuple_GET_ITEM(cython.cast(tuple, fields), i)
+        _member(tape, plan, message, cython.cast(FieldPlan, field), depth)
     if plan.extensions is not None:
         _extensions(tape, plan, message, depth)
-    unknown = message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
+    if (message._unknown if cython.compiled else getattr(message, "_unknown", None)) is not None:  # type: ignore[attr-defined]
+        _unknown_fields(tape, message)
+
+
+def _unknown_fields(tape: Tape, message: Struct) -> None:
+    """Put the unknown fields kept by ``message`` (its ``_unknown`` bytes) on the tape."""
+    unknown: bytes = message._unknown  # type: ignore[attr-defined]
     if unknown:
         _room(tape, _COPIED)
         _data(tape, unknown, _data_of_bytes(unknown), len(unknown))

@@ -484,14 +484,18 @@ def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
 
 @cython.cfunc
 @cython.inline
-@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
+@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong, out=cython.p_uchar)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
 def _scalar(tape: Tape, field: FieldPlan, bits: int) -> None:
-    """Put a number's tag and bits on the tape."""
+    """Put a number's tag and bits on the tape.
+
+    The position is kept in a local: a store through the scratch pointer
+    would make the compiler read the tape's fields again after it.
+    """
     _room(tape, _MAX_SCALAR_BYTES)
-    _tag(tape, field)
-    _bits(tape, field, bits)
+    out = tape.scratch
+    tape.used = _bits_at(out, _tag_at(out, tape.used, field), field, bits)
 
 
 @cython.cfunc
@@ -500,29 +504,37 @@ def _scalar(tape: Tape, field: FieldPlan, bits: int) -> None:
 @cython.returns(cython.void)
 @cython.exceptval(check=False)
 def _tag(tape: Tape, field: FieldPlan) -> None:
-    """Put the field's tag on the tape (room made for :data:`_TAG_ROOM` bytes).
+    """Put the field's tag on the tape (room made for :data:`_TAG_ROOM` bytes)."""
+    tape.used = _tag_at(tape.scratch, tape.used, field)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(out=cython.p_uchar, pos=cython.Py_ssize_t, field=FieldPlan)
+@cython.returns(cython.Py_ssize_t)
+@cython.exceptval(check=False)
+def _tag_at(out: Any, pos: int, field: FieldPlan) -> int:
+    """Put the field's tag at ``out[pos:]`` (room made); return the end.
 
     Compiled, the tag is one store of the 8 bytes of ``field.tag_word``, of
     which its ``tag_size`` count: no loop over its bytes.
     """
     if cython.compiled:
-        write_le(tape.scratch, tape.used, field.tag_word, 8)
-        tape.used += field.tag_size
-    else:
-        tape.used = varint_write(tape.scratch, tape.used, field.tag)
+        write_le(out, pos, field.tag_word, 8)
+        return pos + field.tag_size
+    return varint_write(out, pos, field.tag)
 
 
 @cython.cfunc
 @cython.inline
-@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
-@cython.returns(cython.void)
+@cython.locals(out=cython.p_uchar, pos=cython.Py_ssize_t, field=FieldPlan, bits=cython.ulonglong)
+@cython.returns(cython.Py_ssize_t)
 @cython.exceptval(check=False)
-def _bits(tape: Tape, field: FieldPlan, bits: int) -> None:
-    """Put a number's bits on the tape (room made)."""
+def _bits_at(out: Any, pos: int, field: FieldPlan, bits: int) -> int:
+    """Put a number's bits at ``out[pos:]`` (room made); return the end."""
     if field.wire_type == VARINT:
-        tape.used = varint_write(tape.scratch, tape.used, bits)
-    else:
-        tape.used = write_le(tape.scratch, tape.used, bits, 4 if field.wire_type == I32 else 8)
+        return varint_write(out, pos, bits)
+    return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)
 
 
 def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> None:
@@ -641,7 +653,7 @@ def _element(tape: Tape, field: FieldPlan, item: Any) -> None:
     """Put one element of a packed run on the tape."""
     bits = _number_bits(field, item)
     _room(tape, _MAX_SCALAR_BYTES)
-    _bits(tape, field, bits)
+    tape.used = _bits_at(tape.scratch, tape.used, field, bits)
 
 
 @cython.cfunc
@@ -700,7 +712,7 @@ def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth
 
 @cython.cfunc
 @cython.inline
-@cython.locals(tape=Tape, field=FieldPlan, size=cython.Py_ssize_t)
+@cython.locals(tape=Tape, field=FieldPlan, size=cython.Py_ssize_t, out=cython.p_uchar)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
 def _head(tape: Tape, field: FieldPlan, size: int) -> None:
@@ -709,8 +721,8 @@ def _head(tape: Tape, field: FieldPlan, size: int) -> None:
     The room made holds the value too if it is copied (see :func:`_data`).
     """
     _room(tape, 2 * MAX_PREFIX_BYTES + _COPIED)  # at least _TAG_ROOM
-    _tag(tape, field)
-    tape.used = varint_write(tape.scratch, tape.used, size)
+    out = tape.scratch
+    tape.used = varint_write(out, _tag_at(out, tape.used, field), size)
 
 
 def _text(tape: Tape, field: FieldPlan, plan: MessagePlan, text: str, implicit: bool) -> None:

@@ -66,7 +66,16 @@ cdef class Tape:
     cdef readonly bint busy
 
 cdef int _MAX_DEPTH
-cdef Py_ssize_t _TAG_ROOM, _MAX_VARINT_BYTES, _MAX_SCALAR_BYTES, _RUN, _COPIED, _KEPT_BYTES, _FIRST_BYTES, _FIRST_SPLICES, _STACK_ITEMS
+cdef enum:  # the sizes of _encode.py, as constants
+    _TAG_ROOM = 8
+    _MAX_VARINT_BYTES = 10
+    _MAX_SCALAR_BYTES = 15
+    _RUN = 256
+    _COPIED = 64
+    _KEPT_BYTES = 1048576
+    _FIRST_BYTES = 4096
+    _FIRST_SPLICES = 64
+    _STACK_ITEMS = 64
 cdef uint64_t _MASK32, _MASK64
 cdef Tape _SHARED
 

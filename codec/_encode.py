@@ -98,15 +98,17 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
 COMPILED: bool = cython.compiled
 _MAX_DEPTH = DEFAULT_MAX_DEPTH  # C copy (cdef names cannot be imported)
 
-_TAG_ROOM = 8  # a tag takes at most 5 bytes (field numbers < 2**29), put in one 8-byte store
-_MAX_VARINT_BYTES = 10
-_MAX_SCALAR_BYTES = 15  # a tag and a 10-byte varint
-_RUN = 256  # elements of a packed run of integers written per room check
-_COPIED = 64  # strings and bytes up to this length are copied into the tape, longer ones spliced
-_KEPT_BYTES = 1 << 20  # a released tape keeps at most this much memory (its three arrays)
-_FIRST_BYTES = 4096
-_FIRST_SPLICES = 64
-_STACK_ITEMS = 64  # map entries sorted on the C stack; more are sorted in malloc'd memory
+# Sizes (compiled: C constants of _encode.pxd, so the compiler folds them into the code).
+if not cython.compiled:
+    _TAG_ROOM = 8  # a tag takes at most 5 bytes (field numbers < 2**29), put in one 8-byte store
+    _MAX_VARINT_BYTES = 10
+    _MAX_SCALAR_BYTES = 15  # a tag and a 10-byte varint
+    _RUN = 256  # elements of a packed run of integers written per room check
+    _COPIED = 64  # strings and bytes up to this length are copied into the tape, longer spliced
+    _KEPT_BYTES = 1 << 20  # a released tape keeps at most this much memory (its three arrays)
+    _FIRST_BYTES = 4096
+    _FIRST_SPLICES = 64
+    _STACK_ITEMS = 64  # map entries sorted on the C stack; more are sorted in malloc'd memory
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 

@@ -5,7 +5,7 @@ from libc.stdint cimport uint64_t
 
 from codec._buffer cimport uninitialised
 from codec._struct cimport (
-    SHAPE_NUMBER, SHAPE_TEXT, FieldPlan, MessagePlan, Struct, _container, _field_numbered,
+    SHAPE_TEXT, FieldPlan, MessagePlan, Struct, _container, _field_numbered,
     _plan_of_class, _set_field, _slot, _store, codec_below, codec_stack_floor, new_struct,
     unknown_of,
 )

@@ -46,7 +46,6 @@ from codec.errors import (
 if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and constants
     from codec._buffer import uninitialised
     from codec._struct import (
-        SHAPE_NUMBER,
         SHAPE_TEXT,
         _container,
         _field_numbered,
@@ -293,7 +292,7 @@ def _plain(field: FieldPlan, wire: int) -> bool:
     Its value is read and stored as :func:`_decode_field` would. A closed
     enum is not of these shapes: its undeclared values go to the unknown fields.
     """
-    return (field.shape == SHAPE_NUMBER or field.shape == SHAPE_TEXT) and wire == field.wire_type
+    return field.shape <= SHAPE_TEXT and wire == field.wire_type  # a number or a string
 
 
 def _check_nesting(state: Decoding, depth: int, pos: int) -> None:

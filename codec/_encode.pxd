@@ -10,15 +10,15 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove
 
 from codec._struct cimport (
-    SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
+    SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
     _check_member, _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot,
     _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
 )
 from codec._varint cimport twos_complement, varint_size, varint_write, write_le, zigzag
 from codec._wire cimport (
-    MAX_PREFIX_BYTES, VARINT, LEN, SGROUP, I32,
+    MAX_PREFIX_BYTES, VARINT, LEN, SGROUP, I32, I64,
     INT32, UINT32, SINT32, FIXED32, SFIXED32, STRING, BYTES, GROUP, BOOL,
-    codec_small_int, int64_range, scalar_bits, zigzagged,
+    codec_small_int, double_bits, int64_range, plain_varint_bits, scalar_bits, zigzagged,
 )
 
 ctypedef unsigned char uchar

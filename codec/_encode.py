@@ -56,6 +56,8 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
 
     from codec._buffer import copy_bytes
     from codec._struct import (
+        SHAPE_DOUBLE,
+        SHAPE_INTEGER,
         SHAPE_MESSAGE,
         SHAPE_NUMBER,
         SHAPE_PACKED,
@@ -82,6 +84,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         FIXED32,
         GROUP,
         I32,
+        I64,
         INT32,
         LEN,
         MAX_PREFIX_BYTES,
@@ -91,6 +94,8 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         STRING,
         UINT32,
         VARINT,
+        double_bits,
+        plain_varint_bits,
         scalar_bits,
         zigzagged,
     )
@@ -434,10 +439,18 @@ def _value_of_member(
 ) -> None:
     """Put the value of a member that is set, and not at an implicit zero, on the tape."""
     shape = field.shape
-    if shape == SHAPE_NUMBER:
-        bits = scalar_bits(field, field.kind, cython.cast(object, lent))
+    if shape == SHAPE_INTEGER:
+        bits = plain_varint_bits(field, field.kind, cython.cast(object, lent))
+        if bits != 0 or not field.implicit:
+            _scalar(tape, field, bits, VARINT)
+    elif shape == SHAPE_DOUBLE:
+        bits = double_bits(field, cython.cast(object, lent))
         if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
-            _scalar(tape, field, bits)
+            _scalar(tape, field, bits, I64)
+    elif shape == SHAPE_NUMBER:
+        bits = scalar_bits(field, field.kind, cython.cast(object, lent))
+        if bits != 0 or not field.implicit:
+            _scalar(tape, field, bits, field.wire_type)
     elif shape == SHAPE_TEXT and type(cython.cast(object, lent)) is str:
         _text(tape, field, plan, cython.cast(object, lent), field.implicit)
     else:
@@ -486,18 +499,21 @@ def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
 
 @cython.cfunc
 @cython.inline
-@cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong, out=cython.p_uchar)
+@cython.locals(
+    tape=Tape, field=FieldPlan, bits=cython.ulonglong, wire_type=cython.int, out=cython.p_uchar
+)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
-def _scalar(tape: Tape, field: FieldPlan, bits: int) -> None:
-    """Put a number's tag and bits on the tape.
+def _scalar(tape: Tape, field: FieldPlan, bits: int, wire_type: int) -> None:
+    """Put a number's tag and bits on the tape, in ``wire_type`` (the field's).
 
+    Given as a constant, the wire type's tests are left out by the compiler.
     The position is kept in a local: a store through the scratch pointer
     would make the compiler read the tape's fields again after it.
     """
     _room(tape, _MAX_SCALAR_BYTES)
     out = tape.scratch
-    tape.used = _bits_at(out, _tag_at(out, tape.used, field), field, bits)
+    tape.used = _bits_at(out, _tag_at(out, tape.used, field), bits, wire_type)
 
 
 @cython.cfunc
@@ -529,14 +545,16 @@ def _tag_at(out: Any, pos: int, field: FieldPlan) -> int:
 
 @cython.cfunc
 @cython.inline
-@cython.locals(out=cython.p_uchar, pos=cython.Py_ssize_t, field=FieldPlan, bits=cython.ulonglong)
+@cython.locals(
+    out=cython.p_uchar, pos=cython.Py_ssize_t, bits=cython.ulonglong, wire_type=cython.int
+)
 @cython.returns(cython.Py_ssize_t)
 @cython.exceptval(check=False)
-def _bits_at(out: Any, pos: int, field: FieldPlan, bits: int) -> int:
-    """Put a number's bits at ``out[pos:]`` (room made); return the end."""
-    if field.wire_type == VARINT:
+def _bits_at(out: Any, pos: int, bits: int, wire_type: int) -> int:
+    """Put a number's bits at ``out[pos:]``, in ``wire_type`` (room made); return the end."""
+    if wire_type == VARINT:
         return varint_write(out, pos, bits)
-    return write_le(out, pos, bits, 4 if field.wire_type == I32 else 8)
+    return write_le(out, pos, bits, 4 if wire_type == I32 else 8)
 
 
 def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: int) -> None:
@@ -655,7 +673,7 @@ def _element(tape: Tape, field: FieldPlan, item: Any) -> None:
     """Put one element of a packed run on the tape."""
     bits = _number_bits(field, item)
     _room(tape, _MAX_SCALAR_BYTES)
-    tape.used = _bits_at(tape.scratch, tape.used, field, bits)
+    tape.used = _bits_at(tape.scratch, tape.used, bits, field.wire_type)
 
 
 @cython.cfunc
@@ -684,7 +702,7 @@ def _value(
     if wire_type != LEN and wire_type != SGROUP:
         bits = _number_bits(field, value)
         if bits != 0 or not implicit:
-            _scalar(tape, field, bits)
+            _scalar(tape, field, bits, wire_type)
     elif kind == STRING and type(value) is str:
         _text(tape, field, plan, value, implicit)
     elif kind in (STRING, BYTES):

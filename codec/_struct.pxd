@@ -8,7 +8,8 @@ from libc.stdint cimport int64_t, uint64_t
 
 from codec._varint cimport varint_size
 from codec._wire cimport (
-    VARINT, I64, LEN, EGROUP, I32, BOOL, ENUM, FLOAT, DOUBLE, STRING, BYTES, MESSAGE, GROUP,
+    VARINT, I64, LEN, EGROUP, I32, INT32, INT64, UINT32, UINT64, BOOL, ENUM, FLOAT, DOUBLE,
+    STRING, BYTES, MESSAGE, GROUP,
     natural_wire_type, scalar_bits, integer_of, truth_of, real_of,
 )
 
@@ -150,11 +151,13 @@ cdef extern from *:
 
 cdef Py_ssize_t _DIRECT_NUMBERS
 cdef enum:  # FieldPlan.shape
-    SHAPE_NUMBER = 0
-    SHAPE_TEXT = 1
-    SHAPE_MESSAGE = 2
-    SHAPE_PACKED = 3
-    SHAPE_OTHER = 4
+    SHAPE_INTEGER = 0
+    SHAPE_DOUBLE = 1
+    SHAPE_NUMBER = 2
+    SHAPE_TEXT = 3
+    SHAPE_MESSAGE = 4
+    SHAPE_PACKED = 5
+    SHAPE_OTHER = 6
 cdef int _shape(int kind, bint repeated, bint packed, int wire_type, bint closed) noexcept
 cdef str _PLAN_NAME
 cdef MessagePlan _RECENT_PLAN

@@ -43,9 +43,13 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
         GROUP,
         I32,
         I64,
+        INT32,
+        INT64,
         LEN,
         MESSAGE,
         STRING,
+        UINT32,
+        UINT64,
         VARINT,
         integer_of,
         natural_wire_type,
@@ -66,14 +70,17 @@ _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessageP
 STACK_EXHAUSTED = "nested deeper than this thread's stack allows"
 _DIRECT_NUMBERS = 256  # field numbers below this are looked up by list index
 
-# How the encoder takes a field (FieldPlan.shape), decided once per field: the
-# first four have a path of their own in its loop, the rest share a general one.
+# How the encoder takes a field (FieldPlan.shape), decided once per field: all but
+# the last have a path of their own in its loop, the rest share a general one. The
+# singular numbers come first: a shape up to SHAPE_NUMBER is a number.
 if not cython.compiled:  # compiled, _struct.pxd declares them
-    SHAPE_NUMBER = 0  # a singular number
-    SHAPE_TEXT = 1  # a singular string
-    SHAPE_MESSAGE = 2  # a singular length-prefixed message
-    SHAPE_PACKED = 3  # a packed repeated number
-    SHAPE_OTHER = 4  # bytes, a group, a map, a repeated string or message, a closed enum
+    SHAPE_INTEGER = 0  # a singular int32, int64, uint32, uint64 or open enum: a plain varint
+    SHAPE_DOUBLE = 1  # a singular double
+    SHAPE_NUMBER = 2  # any other singular number
+    SHAPE_TEXT = 3  # a singular string
+    SHAPE_MESSAGE = 4  # a singular length-prefixed message
+    SHAPE_PACKED = 5  # a packed repeated number
+    SHAPE_OTHER = 6  # bytes, a group, a map, a repeated string or message, a closed enum
 _RECENT_PLAN: MessagePlan | None = None  # of the struct class constructed last (see _construct)
 
 
@@ -155,6 +162,10 @@ def _shape(kind: int, repeated: bool, packed: bool, wire_type: int, closed: bool
         return SHAPE_OTHER
     if repeated:
         return SHAPE_PACKED if packed else SHAPE_OTHER
+    if kind in (INT32, INT64, UINT32, UINT64, ENUM):
+        return SHAPE_INTEGER
+    if kind == DOUBLE:
+        return SHAPE_DOUBLE
     if wire_type in (VARINT, I32, I64):
         return SHAPE_NUMBER
     if kind == STRING:
@@ -450,7 +461,7 @@ def _checked(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     are checked here, inline; every other value by :func:`_checked_by_kind`.
     """
     kind = field.kind
-    if field.shape == SHAPE_NUMBER:
+    if field.shape <= SHAPE_NUMBER:
         if type(value) is int and kind < FLOAT and kind != BOOL and kind != ENUM:
             scalar_bits(field, kind, value)  # the range check
             return value

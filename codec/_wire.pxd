@@ -247,3 +247,19 @@ cdef inline uint64_t scalar_bits(object owner, int kind, object value) except? 0
     if kind == DOUBLE and type(value) is float:
         return float64_bits(PyFloat_AS_DOUBLE(value))
     return checked_bits(owner, kind, value)
+
+
+cdef inline uint64_t plain_varint_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE:
+    # scalar_bits for a kind written as a plain varint (int32, int64, uint32, uint64, enum):
+    # none of its tests of the kind
+    cdef long long small
+    if type(value) is int and codec_small_int(value, &small) and fits(kind, small):
+        return twos_complement(small)
+    return checked_bits(owner, kind, value)
+
+
+cdef inline uint64_t double_bits(object owner, object value) except? 0xFFFFFFFFFFFFFFFE:
+    # scalar_bits for a double
+    if type(value) is float:
+        return float64_bits(PyFloat_AS_DOUBLE(value))
+    return checked_bits(owner, DOUBLE, value)

@@ -10,7 +10,8 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove
 
 from codec._struct cimport (
-    SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED, FieldPlan, MessagePlan, Struct,
+    SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED,
+    FieldPlan, MessagePlan, Struct,
     _check_member, _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot,
     _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
 )

@@ -237,6 +237,13 @@ cdef inline uint64_t integer_pattern(int kind, int64_t number) noexcept nogil:
     return twos_complement(number)  # int32, enum: negative values take 10 bytes
 
 
+cdef inline uint64_t double_bits(object owner, object value) except? 0xFFFFFFFFFFFFFFFE:
+    # scalar_bits for a double
+    if type(value) is float:
+        return float64_bits(PyFloat_AS_DOUBLE(value))
+    return checked_bits(owner, DOUBLE, value)
+
+
 cdef inline uint64_t scalar_bits(object owner, int kind, object value) except? 0xFFFFFFFFFFFFFFFE:
     # the bits written for a value of a scalar kind, checked: an exact int of an integer
     # kind, or an exact float of a double, is read here; any other value by checked_bits
@@ -244,8 +251,8 @@ cdef inline uint64_t scalar_bits(object owner, int kind, object value) except? 0
     if (type(value) is int and kind < FLOAT and kind != BOOL
             and codec_small_int(value, &small) and fits(kind, small)):
         return integer_pattern(kind, small)
-    if kind == DOUBLE and type(value) is float:
-        return float64_bits(PyFloat_AS_DOUBLE(value))
+    if kind == DOUBLE:
+        return double_bits(owner, value)
     return checked_bits(owner, kind, value)
 
 
@@ -256,10 +263,3 @@ cdef inline uint64_t plain_varint_bits(object owner, int kind, object value) exc
     if type(value) is int and codec_small_int(value, &small) and fits(kind, small):
         return twos_complement(small)
     return checked_bits(owner, kind, value)
-
-
-cdef inline uint64_t double_bits(object owner, object value) except? 0xFFFFFFFFFFFFFFFE:
-    # scalar_bits for a double
-    if type(value) is float:
-        return float64_bits(PyFloat_AS_DOUBLE(value))
-    return checked_bits(owner, DOUBLE, value)

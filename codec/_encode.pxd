@@ -118,7 +118,7 @@ cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int 
 @cython.locals(prefix=Prefix)
 cdef inline int _nested(Tape tape, FieldPlan field, MessagePlan sub, Struct value, int depth) except -1
 @cython.locals(data=data_ptr, size=Py_ssize_t)
-cdef inline int _text(Tape tape, FieldPlan field, MessagePlan plan, str text, bint implicit) except -1
+cdef inline int _text(Tape tape, FieldPlan field, MessagePlan plan, object text, bint implicit) except -1
 cdef object _not_text(FieldPlan field, MessagePlan plan, object value)
 @cython.locals(size=Py_ssize_t)
 cdef int _bytes(Tape tape, FieldPlan field, MessagePlan plan, object value,

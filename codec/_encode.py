@@ -412,10 +412,7 @@ def _member(tape: Tape, plan: MessagePlan, message: Struct, field: FieldPlan, de
         # A number or a str is read where it lies, without a reference: no Python code
         # runs until it is read (checked_bits holds what it is lent). Anything else is held.
         lent = _lent(message, field)
-        # None: unset, or an empty container never used
-        if cython.cast(object, lent) is not None and not (
-            field.implicit and cython.cast(object, lent) is field.default
-        ):
+        if cython.cast(object, lent) is not None:  # None: unset, or an empty container never used
             _value_of_member(tape, plan, field, lent, depth)
 
 
@@ -428,7 +425,6 @@ def _member(tape: Tape, plan: MessagePlan, message: Struct, field: FieldPlan, de
     lent="object_ptr",
     depth=cython.int,
     value=object,
-    sub=MessagePlan,
     shape=cython.int,
     bits=cython.ulonglong,
 )
@@ -437,7 +433,12 @@ def _member(tape: Tape, plan: MessagePlan, message: Struct, field: FieldPlan, de
 def _value_of_member(
     tape: Tape, plan: MessagePlan, field: FieldPlan, lent: Any, depth: int
 ) -> None:
-    """Put the value of a member that is set, and not at an implicit zero, on the tape."""
+    """Put the value of a member that is set on the tape, unless it is an implicit zero.
+
+    One switch on the shape (each case an equality, so the compiler makes a
+    jump table of it). An implicit zero is found from the bits or the size
+    read, as the value is written: no test of the default before.
+    """
     shape = field.shape
     if shape == SHAPE_INTEGER:
         bits = plain_varint_bits(field, field.kind, cython.cast(object, lent))
@@ -451,13 +452,15 @@ def _value_of_member(
         bits = scalar_bits(field, field.kind, cython.cast(object, lent))
         if bits != 0 or not field.implicit:
             _scalar(tape, field, bits, field.wire_type)
-    elif shape == SHAPE_TEXT and type(cython.cast(object, lent)) is str:
-        _text(tape, field, plan, cython.cast(object, lent), field.implicit)
+    elif shape == SHAPE_TEXT:
+        if type(cython.cast(object, lent)) is str:
+            _text(tape, field, plan, cython.cast(object, lent), field.implicit)
+        else:
+            _field(tape, field, plan, cython.cast(object, lent), depth)
     else:
-        value = cython.cast(object, lent)
-        sub = cython.cast(MessagePlan, field.message)
-        if shape == SHAPE_MESSAGE and type(value) is sub.cls:
-            _nested(tape, field, sub, cython.cast(Struct, value), depth)
+        value = cython.cast(object, lent)  # held: Python code may run while it is written
+        if shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:
+            _nested(tape, field, cython.cast(MessagePlan, field.message), cython.cast(Struct, value), depth)
         elif shape == SHAPE_PACKED and type(value) is list:
             _packed(tape, field, value)
         else:
@@ -745,7 +748,7 @@ def _head(tape: Tape, field: FieldPlan, size: int) -> None:
     tape.used = varint_write(out, _tag_at(out, tape.used, field), size)
 
 
-def _text(tape: Tape, field: FieldPlan, plan: MessagePlan, text: str, implicit: bool) -> None:
+def _text(tape: Tape, field: FieldPlan, plan: MessagePlan, text: Any, implicit: bool) -> None:
     """Put a ``str`` on the tape as its UTF-8 bytes (compiled: CPython's own)."""
     if cython.compiled:
         data = _utf8_or_null(text, cython.address(size))

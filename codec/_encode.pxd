@@ -15,7 +15,9 @@ from codec._struct cimport (
     _check_member, _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot,
     _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
 )
-from codec._varint cimport twos_complement, varint_size, varint_write, write_le, zigzag
+from codec._varint cimport (
+    twos_complement, varint_size, varint_write, varint_write_padded, write_le, zigzag,
+)
 from codec._wire cimport (
     MAX_PREFIX_BYTES, VARINT, LEN, SGROUP, I32, I64,
     INT32, UINT32, SINT32, FIXED32, SFIXED32, STRING, BYTES, GROUP, BOOL,

@@ -77,7 +77,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         plan_of,
         settle,
     )
-    from codec._varint import varint_size, varint_write, write_le
+    from codec._varint import varint_size, varint_write, varint_write_padded, write_le
     from codec._wire import (
         BOOL,
         BYTES,
@@ -556,7 +556,7 @@ def _tag_at(out: Any, pos: int, field: FieldPlan) -> int:
 def _bits_at(out: Any, pos: int, bits: int, wire_type: int) -> int:
     """Put a number's bits at ``out[pos:]``, in ``wire_type`` (room made); return the end."""
     if wire_type == VARINT:
-        return varint_write(out, pos, bits)
+        return varint_write_padded(out, pos, bits)
     return write_le(out, pos, bits, 4 if wire_type == I32 else 8)
 
 
@@ -659,10 +659,10 @@ def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignor
                 and low <= small <= high
             ):
                 bits = zigzag(small) if zigzag_them else twos_complement(small)
-                pos = varint_write(out, pos, bits)
+                pos = varint_write_padded(out, pos, bits)
             else:
                 bits = scalar_bits(field, kind, cython.cast(object, item))
-                pos = varint_write(out, pos, bits)  # in the room made: no other code writes it
+                pos = varint_write_padded(out, pos, bits)  # in the room made: no other code writes it
                 break
         tape.used = pos
 
@@ -726,7 +726,7 @@ def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth
     if field.kind == GROUP:
         _message(tape, sub, value, depth + 1)
         _room(tape, MAX_PREFIX_BYTES)
-        tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
+        tape.used = varint_write_padded(tape.scratch, tape.used, field.end_tag)
     else:
         prefix = _open(tape)
         _message(tape, sub, value, depth + 1)
@@ -745,7 +745,7 @@ def _head(tape: Tape, field: FieldPlan, size: int) -> None:
     """
     _room(tape, 2 * MAX_PREFIX_BYTES + _COPIED)  # at least _TAG_ROOM
     out = tape.scratch
-    tape.used = varint_write(out, _tag_at(out, tape.used, field), size)
+    tape.used = varint_write_padded(out, _tag_at(out, tape.used, field), size)
 
 
 def _text(tape: Tape, field: FieldPlan, plan: MessagePlan, text: Any, implicit: bool) -> None:

@@ -157,6 +157,22 @@ cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,
     return pos + 1
 
 
+
+cdef inline Py_ssize_t varint_write_padded(unsigned char *out, Py_ssize_t pos,
+                                           uint64_t value) noexcept nogil:
+    # varint_write where 4 bytes of room follow pos at least: a value below 2**14 in one
+    # store, without a branch on whether it takes one byte or two (small data mixes them,
+    # and such a branch is mispredicted as often as not)
+    cdef uint64_t high
+    cdef bint two
+    if value < 0x4000:
+        high = value >> 7
+        two = high != 0
+        # two bytes: the low 7 bits and the continuation bit, then the high 7 bits
+        codec_write_le(out + pos, value + ((high + two) << 7), 4)
+        return pos + 1 + two
+    return varint_write(out, pos, value)
+
 # The bit patterns of the scalar kinds: IEEE binary32 and binary64, and ZigZag.
 cdef inline uint64_t float32_bits(double value) noexcept nogil:
     # rounded to single precision by C; a finite value beyond its range becomes infinity

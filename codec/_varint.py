@@ -103,7 +103,7 @@ def varint_error(status: int, offset: int) -> VarintError:
     return VarintError("varint is not minimally encoded", offset)
 
 
-if not cython.compiled:  # compiled, _varint.pxd holds these four, inlined where used
+if not cython.compiled:  # compiled, _varint.pxd holds these five, inlined where used
 
     def varint_size(value: int) -> int:
         """Bytes needed to encode ``value`` (already known to be in range)."""
@@ -121,6 +121,9 @@ if not cython.compiled:  # compiled, _varint.pxd holds these four, inlined where
             pos += 1
         out[pos] = value
         return pos + 1
+
+    # Compiled, a small value is one store that may write past its end, into room made.
+    varint_write_padded = varint_write
 
     def read_le(data: Bytes, pos: int, width: int) -> int:
         """The little-endian ``width``-byte value at ``data[pos]`` (room already checked)."""

@@ -475,6 +475,21 @@ def test_length_prefixes_at_their_size_boundaries(length: int) -> None:
     assert bytes(encoder.getbuffer()) == _VarintBytes(len(expected)) + expected
 
 
+@pytest.mark.parametrize("length", range(71))
+def test_short_strings_and_bytes_are_copied_exactly(length: int) -> None:
+    # Up to 64 bytes are copied into the tape, 8 to 32 of them by overlapping 8-byte
+    # moves: every position holds a byte of its own, so a move misplaced shows.
+    text = "".join(chr(0x41 + i % 58) for i in range(length))
+    data = bytes(range(1, length + 1))
+    message = everything_pb2.AllTypes(
+        f_string=text, f_bytes=data, r_string=[text, text[::-1]], r_bytes=[data[::-1]]
+    )
+    expected = message.SerializeToString(deterministic=True)
+    value = codec.from_pb2(message)
+    assert codec.encode(value) == expected
+    assert codec.decode(type(value), expected) == value
+
+
 def _tree(levels: int, key_length: int) -> Any:
     """A Tree whose bodies nest ``levels`` deep, each holding the level below three times."""
     tree = everything_pb2.Tree(value=levels)

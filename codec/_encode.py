@@ -728,7 +728,7 @@ def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth
     if field.kind == GROUP:
         _message(tape, sub, value, depth + 1)
         _room(tape, MAX_PREFIX_BYTES)
-        tape.used = varint_write_padded(tape.scratch, tape.used, field.end_tag)
+        tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
     else:
         prefix = _open(tape)
         _message(tape, sub, value, depth + 1)

@@ -160,18 +160,25 @@ cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,
 
 cdef inline Py_ssize_t varint_write_padded(unsigned char *out, Py_ssize_t pos,
                                            uint64_t value) noexcept nogil:
-    # varint_write where 4 bytes of room follow pos at least: a value below 2**14 in one
-    # store, without a branch on whether it takes one byte or two (small data mixes them,
-    # and such a branch is mispredicted as often as not)
+    # varint_write where 8 bytes of room follow pos: a varint of up to 8 bytes in one store,
+    # with no branch on its length (data of mixed magnitudes make such a branch a coin
+    # toss); what it stores past the varint's end is room, written over next
     cdef uint64_t high
     cdef bint two
-    if value < 0x4000:
+    cdef Py_ssize_t size
+    if value < 0x4000:  # one or two bytes, the common case, in fewer instructions
         high = value >> 7
         two = high != 0
         # two bytes: the low 7 bits and the continuation bit, then the high 7 bits
         codec_write_le(out + pos, value + ((high + two) << 7), 4)
         return pos + 1 + two
-    return varint_write(out, pos, value)
+    if value >> 56:
+        return varint_write(out, pos, value)
+    size = varint_size(value)  # 3 to 8: the continuation bits of all but the last byte
+    codec_write_le(out + pos,
+                   codec_spread56(value) | (0x0080808080808080ULL >> (8 * (8 - size))), 8)
+    return pos + size
+
 
 # The bit patterns of the scalar kinds: IEEE binary32 and binary64, and ZigZag.
 cdef inline uint64_t float32_bits(double value) noexcept nogil:

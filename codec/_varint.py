@@ -122,7 +122,7 @@ if not cython.compiled:  # compiled, _varint.pxd holds these five, inlined where
         out[pos] = value
         return pos + 1
 
-    # Compiled, a small value is one store that may write past its end, into room made.
+    # Compiled, a varint of up to 8 bytes is one store, which may write past its end.
     varint_write_padded = varint_write
 
     def read_le(data: Bytes, pos: int, width: int) -> int:

@@ -490,6 +490,35 @@ def test_short_strings_and_bytes_are_copied_exactly(length: int) -> None:
     assert codec.decode(type(value), expected) == value
 
 
+def _magnitudes() -> list[int]:
+    """0, and each power of two from 2**0 to 2**63 with its neighbours below and above."""
+    return sorted({0, *(n for k in range(64) for n in ((1 << k) - 1, 1 << k, (1 << k) + 1))})
+
+
+@pytest.mark.parametrize("top", [1, 2, 8, 14, 15, 21, 28, 35, 42, 49, 56, 57, 63, 64])
+def test_varints_of_every_length_match_upb(top: int) -> None:
+    # The tape writes a varint of up to 8 bytes in one store, its length found from the
+    # value: the values below 2**top, and their negatives, at every length boundary,
+    # packed (one run, each right after the last) and as singular fields.
+    unsigned = [n for n in _magnitudes() if n < 1 << top]
+    signed = [n for n in unsigned if n < 1 << 63] + [-n for n in unsigned if 0 < n <= 1 << 63]
+    message = everything_pb2.AllTypes(
+        f_uint64=max(unsigned),
+        f_int64=min(signed),
+        f_sint64=max(signed),
+        p_uint64=unsigned,
+        p_int64=signed,
+        p_sint64=signed,
+        u_uint64=unsigned,
+    )
+    expected = message.SerializeToString(deterministic=True)
+    value = codec.from_pb2(message)
+    assert codec.encode(value) == expected
+    encoder = codec.FrameEncoder()
+    encoder.encode(value)
+    assert bytes(encoder.getbuffer()) == _VarintBytes(len(expected)) + expected
+
+
 def _tree(levels: int, key_length: int) -> Any:
     """A Tree whose bodies nest ``levels`` deep, each holding the level below three times."""
     tree = everything_pb2.Tree(value=levels)

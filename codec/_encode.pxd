@@ -79,6 +79,7 @@ ctypedef struct MapItem:  # a map entry being sorted (see _sorted_dict)
     const char *text  # string keys: UTF-8 and its length
     Py_ssize_t size
 ctypedef MapItem *item_ptr
+ctypedef int (*item_order)(const void *a, const void *b) noexcept nogil  # qsort's
 
 cdef class Tape:
     cdef uchar *scratch  # the encoded bytes, but for the splices
@@ -103,6 +104,7 @@ cdef enum:  # the sizes of _encode.py, as constants
     _FIRST_BYTES = 4096
     _FIRST_SPLICES = 64
     _STACK_ITEMS = 64
+    _INSERTED = 16
 cdef uint64_t _MASK32, _MASK64
 cdef Tape _SHARED
 
@@ -161,11 +163,13 @@ cdef int _entry(Tape tape, FieldPlan field, object key, object item, int depth) 
                item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
 cdef int _sorted_dict(Tape tape, FieldPlan field, MessagePlan plan, dict mapping,
                       int depth) except -1
-@cython.locals(key=object)
+@cython.locals(i=Py_ssize_t, j=Py_ssize_t, current=MapItem)
+cdef inline void _sort_items(MapItem *items, Py_ssize_t count, item_order before) noexcept nogil
+@cython.locals(key=object, i=Py_ssize_t)
 cdef int _sort_value(MapItem *item, bint text, uint64_t mask) except -1
 @cython.locals(number=int64_t, overflow=int, unsigned=uint64_t)
 cdef uint64_t _key_number(object key) except? 0xfffffffffffffffe
-@cython.locals(x=item_ptr, y=item_ptr, common=Py_ssize_t, order=int)
+@cython.locals(x=item_ptr, y=item_ptr, common=Py_ssize_t, head=uint64_t, order=int)
 cdef int _text_before(const void *a, const void *b) noexcept nogil
 @cython.locals(x=item_ptr, y=item_ptr)
 cdef int _number_before(const void *a, const void *b) noexcept nogil

@@ -114,6 +114,7 @@ if not cython.compiled:
     _FIRST_BYTES = 4096
     _FIRST_SPLICES = 64
     _STACK_ITEMS = 64  # map entries sorted on the C stack; more are sorted in malloc'd memory
+    _INSERTED = 16  # map entries sorted by insertion; more by qsort
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -885,12 +886,10 @@ def _sorted_dict(
             mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
             for i in range(taken):  # may run Python code (a key's __index__)
                 _sort_value(cython.address(items[i]), kind == STRING, mask)
-            qsort(
-                items,
-                taken,
-                cython.sizeof(MapItem),
-                _text_before if kind == STRING else _number_before,
-            )
+            if kind == STRING:  # one call each: the order inlined in each
+                _sort_items(items, taken, _text_before)
+            else:
+                _sort_items(items, taken, _number_before)
             for i in range(taken):
                 _entry(
                     tape,
@@ -906,8 +905,31 @@ def _sorted_dict(
             free(scratch)
 
 
+def _sort_items(items: Any, count: int, before: Any) -> None:
+    """Compiled: sort ``count`` map items in the order of ``before``.
+
+    A map has a few entries as a rule: up to :data:`_INSERTED` are sorted
+    by insertion, in place, with ``before`` inlined; more by qsort.
+    """
+    if cython.compiled:
+        if count > _INSERTED:
+            qsort(items, count, cython.sizeof(MapItem), before)
+            return
+        for i in range(1, count):
+            current = items[i]
+            j = i
+            while j > 0 and before(cython.address(current), cython.address(items[j - 1])) < 0:
+                items[j] = items[j - 1]
+                j -= 1
+            items[j] = current
+
+
 def _sort_value(item: Any, text: bool, mask: int) -> None:
-    """Compiled: what a map item sorts by; a key of the wrong type sorts anywhere."""
+    """Compiled: what a map item sorts by; a key of the wrong type sorts anywhere.
+
+    A text key's first 8 bytes, big-endian and zero-padded, are its ``number``:
+    one comparison of them orders most pairs (see :func:`_text_before`).
+    """
     if cython.compiled:
         key = cython.cast(object, item.key)
         item.text = cython.NULL
@@ -923,6 +945,8 @@ def _sort_value(item: Any, text: bool, mask: int) -> None:
         elif type(key) is bytes:  # proto2 keys may be bytes
             item.text = PyBytes_AS_STRING(key)
             item.size = len(key)
+        for i in range(min(item.size, 8)):  # nothing for a number
+            item.number |= cython.cast(uint64_t, cython.cast(uchar, item.text[i])) << (56 - 8 * i)
 
 
 def _key_number(key: Any) -> int:
@@ -945,12 +969,20 @@ def _key_number(key: Any) -> int:
 
 
 def _text_before(a: Any, b: Any) -> int:
-    """Compiled qsort order of string keys: bytewise ascending, a key before its prefixes."""
+    """Compiled qsort order of string keys: bytewise ascending, a key before its prefixes.
+
+    The bytes the keys share in length are compared as their first 8 (their
+    ``number``), masked to that length when it is shorter, and only past them
+    by memcmp.
+    """
     if cython.compiled:
         x = cython.cast(item_ptr, a)
         y = cython.cast(item_ptr, b)
         common = x.size if x.size < y.size else y.size
-        order = memcmp(x.text, y.text, common) if common else 0
+        head = ~(_MASK64 >> (8 * common)) if common < 8 else _MASK64  # those bytes of 8
+        if (x.number & head) != (y.number & head):
+            return -1 if (x.number & head) < (y.number & head) else 1
+        order = memcmp(x.text + 8, y.text + 8, common - 8) if common > 8 else 0
         if order != 0:
             return order
         return (y.size > x.size) - (y.size < x.size)

@@ -519,6 +519,31 @@ def test_varints_of_every_length_match_upb(top: int) -> None:
     assert bytes(encoder.getbuffer()) == _VarintBytes(len(expected)) + expected
 
 
+# Keys whose order hangs on each rule of the comparison: a shared first 8 bytes,
+# lengths on either side of 8, a key before its own prefixes, NUL and non-ASCII bytes.
+_TEXT_KEYS = [
+    "", "a", "ab", "a\0", "a\0b", "b", "abcdefg", "abcdefgh", "abcdefgh\0", "abcdefghi",
+    "abcdefgi", "abcdefghij", "abcdefghz", "\0", "\0\0", "é", "e\u0301", "\U0001f600", "zz",
+    "abcdefgh" * 3, "abcdefgh" * 3 + "a", "abcdefgh" * 2 + "abcdefgz", "~", "\x7f",
+]
+
+
+@pytest.mark.parametrize("count", [2, 5, 16, 17, len(_TEXT_KEYS)])
+@pytest.mark.parametrize("shift", [0, 7, 13])
+def test_map_entries_are_sorted_as_upb_sorts_them(count: int, shift: int) -> None:
+    # Up to 16 entries are sorted by insertion, more by qsort; the keys go in rotated,
+    # so each count starts from another order.
+    keys = (_TEXT_KEYS[shift:] + _TEXT_KEYS[:shift])[:count]
+    numbers = [(-1) ** i * 6**i for i in range(count)]  # up to 6**23 < 2**63
+    message = everything_pb2.AllTypes(
+        m_string_string={key: key[::-1] for key in keys},
+        m_int64_string={number: str(number) for number in numbers},
+        m_sint64_double={number: 0.5 for number in numbers},
+    )
+    expected = message.SerializeToString(deterministic=True)
+    assert codec.encode(codec.from_pb2(message)) == expected
+
+
 def _tree(levels: int, key_length: int) -> Any:
     """A Tree whose bodies nest ``levels`` deep, each holding the level below three times."""
     tree = everything_pb2.Tree(value=levels)

@@ -133,7 +133,7 @@ cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except
 cdef int _unknown_fields(Tape tape, Struct message) except -1
 @cython.locals(field=FieldPlan, extensions=MessagePlan)
 cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) except -1
-cdef bint _is_set(Struct message, FieldPlan field) noexcept
+cdef inline bint _is_set(Struct message, FieldPlan field) noexcept
 @cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
 cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 @cython.locals(sub=MessagePlan)

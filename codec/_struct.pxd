@@ -169,7 +169,6 @@ cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) e
 @cython.locals(mask=uint64_t, one=uint64_t)
 cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
 cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
-cdef bint _is_present(Struct message, FieldPlan field, object value) noexcept
 cdef object _container(object message, FieldPlan field)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
@@ -304,6 +303,13 @@ cdef inline bint _has(Struct message, Py_ssize_t bit) noexcept:
         return False
     return ((<uint64_t *>PyByteArray_AS_STRING(message._has_more))[(bit >> 6) - 1]
             >> (bit & 63)) & 1
+
+
+cdef inline bint _is_present(Struct message, FieldPlan field, object value) noexcept:
+    # whether a singular field with presence is set (its slot holds value)
+    if field.has_bit >= 0:
+        return _has(message, field.has_bit)
+    return value is not None
 
 
 cdef inline int _store(object message, FieldPlan field, object value) except -1:

@@ -361,6 +361,12 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
         """Whether presence bit ``bit`` of ``message`` is set."""
         return bool((getattr(message, "_has", 0) >> bit) & 1)
 
+    def _is_present(message: Struct, field: FieldPlan, value: Any) -> bool:
+        """Whether a singular field with presence is set (its slot holds ``value``)."""
+        if field.has_bit >= 0:
+            return _has(message, field.has_bit)
+        return value is not None
+
 
 if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they are used
 
@@ -409,13 +415,6 @@ def _more_words(message: Struct, plan: MessagePlan) -> Any:
             raise ValueError(f"{plan.full_name} has no presence bit past 63")
         message._has_more = bytearray((plan.presence_words - 1) * 8)
     return cython.cast(word_ptr, PyByteArray_AS_STRING(message._has_more))  # type: ignore[name-defined, attr-defined]
-
-
-def _is_present(message: Struct, field: FieldPlan, value: Any) -> bool:
-    """Whether a singular field with presence is set (its slot holds ``value``)."""
-    if field.has_bit >= 0:
-        return _has(message, field.has_bit)
-    return value is not None
 
 
 def _container(message: Any, field: FieldPlan) -> Any:

@@ -463,7 +463,13 @@ def _value_of_member(
     else:
         value = cython.cast(object, lent)  # held: Python code may run while it is written
         if shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:
-            _nested(tape, field, cython.cast(MessagePlan, field.message), cython.cast(Struct, value), depth)
+            _nested(
+                tape,
+                field,
+                cython.cast(MessagePlan, field.message),
+                cython.cast(Struct, value),
+                depth,
+            )
         elif shape == SHAPE_PACKED and type(value) is list:
             _packed(tape, field, value)
         else:
@@ -665,7 +671,7 @@ def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignor
                 pos = varint_write_padded(out, pos, bits)
             else:
                 bits = scalar_bits(field, kind, cython.cast(object, item))
-                pos = varint_write_padded(out, pos, bits)  # in the room made: no other code writes it
+                pos = varint_write_padded(out, pos, bits)  # in the room made: no other writer
                 break
         tape.used = pos
 

@@ -522,9 +522,30 @@ def test_varints_of_every_length_match_upb(top: int) -> None:
 # Keys whose order hangs on each rule of the comparison: a shared first 8 bytes,
 # lengths on either side of 8, a key before its own prefixes, NUL and non-ASCII bytes.
 _TEXT_KEYS = [
-    "", "a", "ab", "a\0", "a\0b", "b", "abcdefg", "abcdefgh", "abcdefgh\0", "abcdefghi",
-    "abcdefgi", "abcdefghij", "abcdefghz", "\0", "\0\0", "é", "e\u0301", "\U0001f600", "zz",
-    "abcdefgh" * 3, "abcdefgh" * 3 + "a", "abcdefgh" * 2 + "abcdefgz", "~", "\x7f",
+    "",
+    "a",
+    "ab",
+    "a\0",
+    "a\0b",
+    "b",
+    "abcdefg",
+    "abcdefgh",
+    "abcdefgh\0",
+    "abcdefghi",
+    "abcdefgi",
+    "abcdefghij",
+    "abcdefghz",
+    "\0",
+    "\0\0",
+    "é",
+    "e\u0301",
+    "\U0001f600",
+    "zz",
+    "abcdefgh" * 3,
+    "abcdefgh" * 3 + "a",
+    "abcdefgh" * 2 + "abcdefgz",
+    "~",
+    "\x7f",
 ]
 
 

@@ -79,7 +79,7 @@ ctypedef struct MapItem:  # a map entry being sorted (see _sorted_dict)
     const char *text  # string keys: UTF-8 and its length
     Py_ssize_t size
 ctypedef MapItem *item_ptr
-ctypedef int (*item_order)(const void *a, const void *b) noexcept nogil  # qsort's
+ctypedef int (*item_order)(const void *a, const void *b) noexcept nogil  # as qsort takes it
 
 cdef class Tape:
     cdef uchar *scratch  # the encoded bytes, but for the splices

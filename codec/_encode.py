@@ -438,8 +438,8 @@ def _value_of_member(
 ) -> None:
     """Put the value of a member that is set on the tape, unless it is an implicit zero.
 
-    One switch on the shape (each case an equality, so the compiler makes a
-    jump table of it). An implicit zero is found from the bits or the size
+    One switch on the shape (each case an equality, so Cython makes a C
+    ``switch`` of it). An implicit zero is found from the bits or the size
     read, as the value is written: no test of the default before.
     """
     shape = field.shape
@@ -975,7 +975,7 @@ def _key_number(key: Any) -> int:
 
 
 def _text_before(a: Any, b: Any) -> int:
-    """Compiled qsort order of string keys: bytewise ascending, a key before its prefixes.
+    """Compiled order of string keys: bytewise ascending, a key before its prefixes.
 
     The bytes the keys share in length are compared as their first 8 (their
     ``number``), masked to that length when it is shorter, and only past them
@@ -996,7 +996,7 @@ def _text_before(a: Any, b: Any) -> int:
 
 
 def _number_before(a: Any, b: Any) -> int:
-    """Compiled qsort order of integer keys: descending unsigned value."""
+    """Compiled order of integer keys: descending unsigned value."""
     if cython.compiled:
         x = cython.cast(item_ptr, a)
         y = cython.cast(item_ptr, b)

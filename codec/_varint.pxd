@@ -157,7 +157,6 @@ cdef inline Py_ssize_t varint_write(unsigned char *out, Py_ssize_t pos,
     return pos + 1
 
 
-
 cdef inline Py_ssize_t varint_write_padded(unsigned char *out, Py_ssize_t pos,
                                            uint64_t value) noexcept nogil:
     # varint_write where 8 bytes of room follow pos: a varint of up to 8 bytes in one store,

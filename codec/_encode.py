@@ -459,7 +459,8 @@ def _value_of_member(
         if type(cython.cast(object, lent)) is str:
             _text(tape, field, plan, cython.cast(object, lent), field.implicit)
         else:
-            _field(tape, field, plan, cython.cast(object, lent), depth)
+            value = cython.cast(object, lent)  # held, as below: not a str, so not read in place
+            _field(tape, field, plan, value, depth)
     else:
         value = cython.cast(object, lent)  # held: Python code may run while it is written
         if shape == SHAPE_MESSAGE and type(value) is cython.cast(MessagePlan, field.message).cls:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -140,11 +141,15 @@ def run_engine(
     # The runner execs its program with no shell and passes it its own path
     # as an argument: a launcher fixes the interpreter and the arguments.
     launcher = work / f"testee-{engine}"
-    launcher.write_text(
-        "#!/bin/sh\n"
-        f'exec "{sys.executable}" "{HERE / "testee.py"}" '
-        f'--engine {engine} --pb2-dir "{pb2_dir}"\n'
-    )
+    command = [
+        sys.executable,
+        str(HERE / "testee.py"),
+        "--engine",
+        engine,
+        "--pb2-dir",
+        str(pb2_dir),
+    ]
+    launcher.write_text(f"#!/bin/sh\nexec {shlex.join(command)}\n")
     launcher.chmod(0o755)
     started = time.monotonic()
     result = subprocess.run(
@@ -157,7 +162,14 @@ def run_engine(
     if logs is not None:
         logs.mkdir(parents=True, exist_ok=True)
         (logs / f"runner-{engine}.log").write_text(output)
-    outcome = parse_output(output)
+    try:
+        outcome = parse_output(output)
+    except RuntimeError:
+        tail = "\n".join(output.splitlines()[-40:])
+        print(
+            f"the runner's last lines (exit status {result.returncode}):\n{tail}", file=sys.stderr
+        )
+        raise
     outcome.seconds = time.monotonic() - started
     return outcome
 

@@ -188,7 +188,10 @@ def report(outcomes: dict[str, Outcome]) -> None:
     for engine, outcome in outcomes.items():
         for cat in CATEGORIES:
             passed, failed, skipped = counts(outcome, cat)
-            print(f"{engine:<8}{cat:<8}{passed:>8}{failed:>8}{skipped:>9}")
+            if passed + failed + skipped == 0:  # the runner did not get to them
+                print(f"{engine:<8}{cat:<8}{'not run':>8}")
+            else:
+                print(f"{engine:<8}{cat:<8}{passed:>8}{failed:>8}{skipped:>9}")
         print(f"{engine:<8}{'time':<8}{outcome.seconds:>7.1f}s")
     print()
 

@@ -37,6 +37,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf import message as pb_message
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
 
+from codec.errors import SchemaError
+
 # Files a descriptor set may import without holding them: protobuf ships them.
 _WELL_KNOWN_MODULES = (
     "any_pb2",
@@ -67,10 +69,6 @@ WELL_KNOWN_STRUCTS = {
     for name in _WELL_KNOWN_MODULES
     if name != "descriptor_pb2"
 }
-
-
-class SchemaError(ValueError):
-    """A descriptor set that cannot be read or built, or a type it does not define."""
 
 
 @dataclass

@@ -21,7 +21,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from codec._descriptor_set import WELL_KNOWN_STRUCTS, SchemaError, add_shared, well_known_file
+from codec._descriptor_set import WELL_KNOWN_STRUCTS, add_shared, well_known_file
+from codec.errors import SchemaError
 from codec.schema import enum_class, struct
 
 __all__ = ["load"]

@@ -4,7 +4,8 @@ Strategy: every decoder in the library raises only :class:`DecodeError` or one
 of its subclasses, and every decode error says where in the input it happened
 (``offset``, counted in bytes from the start of the buffer or stream the
 decoder was given). Encoders raise :class:`EncodeError`. A frame over the size
-limit is refused by both sides, so :class:`FrameTooLargeError` is both.
+limit is refused by both sides, so :class:`FrameTooLargeError` is both. A
+schema that cannot become struct classes raises :class:`SchemaError`.
 
 Both bases derive from :class:`ValueError`, so code that already catches
 ``ValueError`` around parsing keeps working.
@@ -18,6 +19,7 @@ __all__ = [
     "DepthLimitError",
     "EncodeError",
     "FrameTooLargeError",
+    "SchemaError",
     "TruncatedError",
     "VarintError",
     "WireFormatError",
@@ -90,3 +92,11 @@ class FrameTooLargeError(DecodeError, EncodeError):
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return type(self), (self.size, self.limit, self.offset)
+
+
+class SchemaError(CodecError, ValueError):
+    """A schema that cannot become struct classes.
+
+    A descriptor set that cannot be read or built, a type it does not define,
+    or a name that a struct class cannot give a field.
+    """

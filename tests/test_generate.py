@@ -31,8 +31,9 @@ from schemas import SCHEMA_DIR
 
 import codec
 from codec import _generate, _generated
-from codec._descriptor_set import SchemaError, compile_protos
+from codec._descriptor_set import compile_protos
 from codec.cli import main
+from codec.errors import SchemaError
 from codec.wellknown import timestamp_structs
 
 ROOT = Path(codec.__file__).resolve().parent.parent

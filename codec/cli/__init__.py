@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import codec
-from codec._descriptor_set import SchemaError
-from codec.errors import CodecError
+from codec.errors import CodecError, SchemaError
 
 PROG = "python -m codec"
 

@@ -7,7 +7,7 @@ from codec._buffer cimport uninitialised
 from codec._struct cimport (
     SHAPE_TEXT, FieldPlan, MessagePlan, Struct, _container, _field_numbered,
     _plan_of_class, _set_field, _slot, _store, codec_below, codec_stack_floor, new_struct,
-    unknown_of,
+    set_unknown, unknown_of,
 )
 from codec._varint cimport position, read_le, varint_value
 from codec._wire cimport (

@@ -54,6 +54,7 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         _slot,
         _store,
         new_struct,
+        set_unknown,
         unknown_of,
     )
     from codec._varint import position, read_le, varint_value
@@ -250,7 +251,7 @@ def decode_message(
         if group:
             raise TruncatedError("message ends inside a group", state.base + pos)
     if unknown is not None:
-        message._unknown = bytes(unknown)
+        set_unknown(message, bytes(unknown))
     return pos
 
 

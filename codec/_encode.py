@@ -76,6 +76,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         _type_of,
         plan_of,
         settle,
+        unknown_of,
     )
     from codec._varint import varint_size, varint_write, varint_write_padded, write_le
     from codec._wire import (
@@ -385,13 +386,13 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         _member(tape, plan, message, cython.cast(FieldPlan, field), depth)
     if plan.extensions is not None:
         _extensions(tape, plan, message, depth)
-    if (message._unknown if cython.compiled else getattr(message, "_unknown", None)) is not None:  # type: ignore[attr-defined]
+    if (message._unknown if cython.compiled else unknown_of(message)) is not None:  # type: ignore[attr-defined]
         _unknown_fields(tape, message)
 
 
 def _unknown_fields(tape: Tape, message: Struct) -> None:
     """Put the unknown fields kept by ``message`` (its ``_unknown`` bytes) on the tape."""
-    unknown: bytes = message._unknown  # type: ignore[attr-defined]
+    unknown: bytes = message._unknown if cython.compiled else unknown_of(message)  # type: ignore[attr-defined]
     if unknown:
         _room(tape, _COPIED)
         _data(tape, unknown, _data_of_bytes(unknown), len(unknown))

@@ -21,9 +21,11 @@ The text is what ``ruff format`` makes of it at its default settings, and
 passes ``ruff check``; the same set gives the same bytes. The module uses
 the names in :data:`RESERVED` and the aliases of the modules it imports
 (``_user_structs``); a schema that uses one of them is refused. A field or
-type named as a Python keyword or as a :class:`codec.Message` attribute is
-left out of the declarations (``getattr`` still reads a field), as is an
-enum value named as a keyword or an ``IntEnum`` attribute.
+type named as a Python keyword, as a struct class's own attribute
+(``DESCRIPTOR``, pb2's methods) or with two leading underscores (which a
+class body mangles) is left out of the declarations (``getattr`` still
+reads a field), as is an enum value named so, or as an ``IntEnum``
+attribute, or that ``IntEnum`` takes for no member.
 """
 
 from __future__ import annotations
@@ -40,13 +42,13 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from codec._descriptor_set import (
     WELL_KNOWN_STRUCTS,
-    SchemaError,
     build_schema,
     content,
     path_in_file,
     well_known_file,
 )
-from codec._message import Message
+from codec.errors import SchemaError
+from codec.schema import CLASS_ATTRIBUTES, is_enum_member
 
 COMMAND = "python -m codec generate"
 #: Names a generated module uses itself, beside the aliases of its imports.
@@ -61,7 +63,6 @@ _SCALARS = {
     FieldDescriptor.TYPE_STRING: "str",
     FieldDescriptor.TYPE_BYTES: "bytes",
 }
-_MESSAGE_NAMES = frozenset(dir(Message))
 _ENUM_NAMES = frozenset(dir(enum.IntEnum))
 
 
@@ -278,7 +279,7 @@ class _Module:
         for enum_type in message.enum_types:
             if _declared(enum_type.name):
                 for value in enum_type.values:
-                    if _declared_value(value.name):
+                    if _declared_value(value.name, enum_type) and _declared(value.name):
                         body.add(f"{value.name} = {enum_type.name}.{value.name}")
         fields = [each for each in message.fields if _declared(each.name)]
         for each in fields:
@@ -315,7 +316,7 @@ class _Module:
                 declared.nest(self._enum_header(enum_type), _enum_body(enum_type))
                 runtime.add(f'{enum_type.name} = _classes["{enum_type.name}"]')
                 for value in enum_type.values:
-                    if _declared_value(value.name):
+                    if _declared_value(value.name, enum_type):
                         constants.add(f"{value.name} = {enum_type.name}.{value.name}")
         if "_self" in self.used:
             declared.items.insert(0, (False, [f"import {self.module} as _self"]))
@@ -398,18 +399,25 @@ def _members(message: Descriptor) -> set[str]:
 
 def _declared(name: str) -> bool:
     """Whether a type or field of this name is declared (see the module docstring)."""
-    return not keyword.iskeyword(name) and name not in _MESSAGE_NAMES
+    return (
+        not keyword.iskeyword(name) and not name.startswith("__") and name not in CLASS_ATTRIBUTES
+    )
 
 
-def _declared_value(name: str) -> bool:
+def _declared_value(name: str, enum_type: EnumDescriptor) -> bool:
     """Whether an enum value of this name is declared (see the module docstring)."""
-    return not keyword.iskeyword(name) and name not in _ENUM_NAMES and not name.startswith("__")
+    return (
+        not keyword.iskeyword(name)
+        and name not in _ENUM_NAMES
+        and not name.startswith("__")
+        and is_enum_member(name, enum_type.name)
+    )
 
 
 def _enum_body(enum_type: EnumDescriptor) -> _Block:
     body = _Block()
     for value in enum_type.values:
-        if _declared_value(value.name):
+        if _declared_value(value.name, enum_type):
             body.add(f"{value.name} = {value.number}")
     return body
 

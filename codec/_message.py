@@ -32,7 +32,14 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from codec._decode import decode
 from codec._encode import encode, message_size
 from codec._extensions import ExtensionDict, extension_items
-from codec._struct import MessagePlan, Struct, negative_zero, take_extensions, unknown_of
+from codec._struct import (
+    MessagePlan,
+    Struct,
+    negative_zero,
+    set_unknown,
+    take_extensions,
+    unknown_of,
+)
 from codec.errors import EncodeError
 
 if TYPE_CHECKING:
@@ -73,13 +80,13 @@ class Message(Struct):
 
     def ParseFromString(self, data: Buffer) -> int:
         """Replace the content with the message in ``data``; return its size."""
-        self._adopt(decode(type(self), data))
+        _adopt(self, decode(type(self), data))
         return memoryview(data).nbytes
 
     def MergeFromString(self, data: Buffer) -> int:
         """Merge the message in ``data`` into this one, as pb2 does; return its size."""
         data = bytes(data)
-        self._adopt(decode(type(self), encode(self, True) + data))
+        _adopt(self, decode(type(self), encode(self, True) + data))
         return len(data)
 
     def ByteSize(self) -> int:
@@ -90,67 +97,48 @@ class Message(Struct):
 
     def Clear(self) -> None:
         """Unset every field and drop the unknown fields."""
-        self._adopt(type(self)())
+        _adopt(self, type(self)())
 
     def CopyFrom(self, other: Self) -> None:
         """Make this message a copy of ``other``, a message of the same type."""
         if other is self:
             return
-        self._adopt(decode(type(self), encode(self._same_type(other), True)))
+        _adopt(self, decode(type(self), encode(_same_type(self, other), True)))
 
     def MergeFrom(self, other: Self) -> None:
         """Merge ``other`` into this message as pb2 does (repeated fields are appended)."""
-        merged = encode(self, True) + encode(self._same_type(other), True)
-        self._adopt(decode(type(self), merged))
+        merged = encode(self, True) + encode(_same_type(self, other), True)
+        _adopt(self, decode(type(self), merged))
 
     # --- extensions ---------------------------------------------------------------
 
     @property
     def Extensions(self) -> ExtensionDict:
         """pb2's mapping of the extensions, keyed by ``FieldDescriptor`` (see README)."""
-        if not type(self).DESCRIPTOR.extension_ranges:
-            raise AttributeError(f"{type(self).__plan__.full_name} has no extension ranges")
-        return ExtensionDict(self)
+        return _extensions(self)
 
     def HasExtension(self, extension: FieldDescriptor) -> bool:
         """Whether a singular extension is set."""
-        return self.Extensions.has(extension)
+        return _extensions(self).has(extension)
 
     def ClearExtension(self, extension: FieldDescriptor) -> None:
         """Unset an extension: it reads as its default again, and is not written."""
-        del self.Extensions[extension]
+        del _extensions(self)[extension]
 
     def ListFields(self) -> list[tuple[FieldDescriptor, Any]]:
         """The fields and extensions that are set, as (descriptor, value) pairs, by number."""
-        listed = self._set_fields()
+        listed = _set_fields(self)
         if type(self).__plan__.extensions is None:
             return listed
         return sorted(listed + extension_items(self), key=lambda item: item[0].number)
 
-    def _set_fields(self) -> list[tuple[FieldDescriptor, Any]]:
-        by_number = type(self).DESCRIPTOR.fields_by_number
-        listed = []
-        for field in type(self).__plan__.fields:
-            value = getattr(self, field.name)
-            if field.repeated:
-                if len(value):
-                    listed.append((by_number[field.number], value))
-            elif field.presence or field.message is not None:
-                if self.HasField(field.name):
-                    listed.append((by_number[field.number], value))
-            elif value != field.default or negative_zero(value):
-                listed.append((by_number[field.number], value))
-        return listed
-
     def IsInitialized(self) -> bool:
         """Whether every required field is set, here and in every message this one holds."""
-        return not self.FindInitializationErrors()
+        return not _missing(self)
 
     def FindInitializationErrors(self) -> list[str]:
         """The paths of the required fields that are not set (pb2's names: ``a.b[2].c``)."""
-        missing: list[str] = []
-        _find_missing(self, "", missing)
-        return missing
+        return _missing(self)
 
     # --- copies and pickles ------------------------------------------------------
 
@@ -161,24 +149,56 @@ class Message(Struct):
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self.__copy__()
 
-    # --- helpers -----------------------------------------------------------------
 
-    def _same_type(self, other: Any) -> Any:
-        if type(other) is not type(self):
-            name = type(self).__plan__.full_name
-            raise TypeError(f"expected a struct of {name}, not {type(other).__name__}")
-        return other
+# The methods' helpers are functions, not methods: a field may have a method's
+# name (``Clear``, ``HasField``), and on a message the field wins, as in pb2.
 
-    def _adopt(self, source: Any) -> None:
-        """Take every field and the unknown fields of ``source``, a struct of this class."""
-        for field in type(self).__plan__.fields_by_slot:
-            always_set = field.repeated or not (field.presence or field.message is not None)
-            if always_set or source.HasField(field.name):
-                setattr(self, field.name, getattr(source, field.name))
-            else:
-                self.ClearField(field.name)
-        take_extensions(self, source)
-        self._unknown = unknown_of(source) or None
+
+def _same_type(message: Any, other: Any) -> Any:
+    if type(other) is not type(message):
+        name = type(message).__plan__.full_name
+        raise TypeError(f"expected a struct of {name}, not {type(other).__name__}")
+    return other
+
+
+def _adopt(message: Any, source: Any) -> None:
+    """Give ``message`` every field and the unknown fields of ``source``, of the same class."""
+    for field in type(message).__plan__.fields_by_slot:
+        always_set = field.repeated or not (field.presence or field.message is not None)
+        if always_set or Struct.HasField(source, field.name):
+            setattr(message, field.name, getattr(source, field.name))
+        else:
+            Struct.ClearField(message, field.name)
+    take_extensions(message, source)
+    set_unknown(message, unknown_of(source) or None)
+
+
+def _extensions(message: Any) -> ExtensionDict:
+    if not type(message).DESCRIPTOR.extension_ranges:
+        raise AttributeError(f"{type(message).__plan__.full_name} has no extension ranges")
+    return ExtensionDict(message)
+
+
+def _set_fields(message: Any) -> list[tuple[FieldDescriptor, Any]]:
+    by_number = type(message).DESCRIPTOR.fields_by_number
+    listed = []
+    for field in type(message).__plan__.fields:
+        value = getattr(message, field.name)
+        if field.repeated:
+            if len(value):
+                listed.append((by_number[field.number], value))
+        elif field.presence or field.message is not None:
+            if Struct.HasField(message, field.name):
+                listed.append((by_number[field.number], value))
+        elif value != field.default or negative_zero(value):
+            listed.append((by_number[field.number], value))
+    return listed
+
+
+def _missing(message: Any) -> list[str]:
+    missing: list[str] = []
+    _find_missing(message, "", missing)
+    return missing
 
 
 def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
@@ -192,7 +212,7 @@ def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
     descriptor = type(message).DESCRIPTOR
     held: list[tuple[FieldDescriptor, Any]] = []
     for field in descriptor.fields:
-        if field.is_required and not message.HasField(field.name):
+        if field.is_required and not Struct.HasField(message, field.name):
             missing.append(prefix + field.name)
         if field.message_type is not None:
             held.append((field, getattr(message, field.name)))
@@ -218,7 +238,7 @@ def _parts(field: FieldDescriptor, value: Any, prefix: str) -> list[tuple[str, A
 
 def check_required(message: Any) -> None:
     """EncodeError naming each required field of ``message`` (and those it holds) not set."""
-    missing = message.FindInitializationErrors()
+    missing = _missing(message)
     if missing:
         name = type(message).__plan__.full_name
         raise EncodeError(f"{name} is missing required fields: {', '.join(missing)}")
@@ -242,7 +262,10 @@ _REQUIRES: dict[Any, bool] = {}  # by descriptor: whether a required field may b
 def requires(descriptor: Any) -> bool:
     """Whether a message of ``descriptor``, or one it may hold, has a required field.
 
-    What a message may hold includes its extensions' messages.
+    What a message may hold includes its extensions' messages. A type found
+    to need none tells the same of every type it may hold, and a type known
+    already is not walked again, so that the types of a schema, asked
+    leaves first, are walked once in all.
     """
     known = _REQUIRES.get(descriptor)
     if known is None:
@@ -256,6 +279,9 @@ def requires(descriptor: Any) -> bool:
                 held = field.message_type
                 if held is not None and held not in seen:
                     seen.add(held)
-                    pending.append(held)
-        _REQUIRES[descriptor] = known
+                    if held in _REQUIRES:
+                        known = known or _REQUIRES[held]
+                    else:
+                        pending.append(held)
+        _REQUIRES.update(dict.fromkeys([descriptor] if known else seen, known))
     return known

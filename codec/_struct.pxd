@@ -209,6 +209,7 @@ cdef FieldPlan _named(MessagePlan plan, object name)
                field=FieldPlan, every_slot=bint)
 cdef object _construct(PyObject *cls, PyObject **args, size_t nargsf, PyObject *kwnames)
 cpdef bytes unknown_of(Struct message)
+cpdef set_unknown(Struct message, bytes unknown)
 @cython.locals(type_object=type_ptr)
 cpdef enable_fast_construction(object cls)
 @cython.locals(field=FieldPlan)
@@ -258,9 +259,10 @@ cdef class Struct:
     cdef bytearray _has_more  # the others, for messages with more than 64 (made on first use)
     cdef public bytes _unknown
 
-cdef class Container:
+cdef class FieldAccess:
     cdef readonly MessagePlan plan
     cdef readonly FieldPlan field
+    cdef readonly object on_class
 
 cdef object _encode_error(FieldPlan field, MessagePlan plan, str problem)
 @cython.locals(number=int64_t)

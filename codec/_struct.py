@@ -243,27 +243,30 @@ class MessagePlan:
         """Have a whole (not partial) encode call ``check(message)`` first (see ``required``)."""
         self.required = check
 
-    def slot_names(self) -> tuple[str, ...]:
-        """The ``__slots__`` of the struct class: a field's name, or a hidden one for containers.
+    def slot_names(self, taken: frozenset[str]) -> tuple[str, ...]:
+        """The ``__slots__`` of the struct class: a field's name, or a hidden one.
 
-        A repeated or map field is read through a :class:`Container`
-        descriptor under its own name, which makes its list or dict on first
-        use, so its slot has another name, one no field of the message has.
-        So has a field whose name is no identifier (an extension's,
-        ``[package.name]``), and the hidden slot of the extensions.
+        A field is read through the member descriptor of a slot of its own
+        name, as fast as Python reads an attribute, when that name can be a
+        slot's: an identifier that Python does not mangle (``__x``) and
+        that is not in ``taken``, the class's own attributes (``DESCRIPTOR``,
+        methods). Any other field, and a repeated or map field (read
+        through a :class:`FieldAccess` that makes its list or dict on first
+        use), has a slot of another name, one no field of the message has,
+        and so has the hidden slot of the extensions.
         """
-        taken = set(self.by_name)
+        used = set(self.by_name)
 
         def hidden(name: str) -> str:
-            while name in taken:
+            while name in used:
                 name += "_"
-            taken.add(name)
+            used.add(name)
             return name
 
         names = []
         for field in self.fields_by_slot:
             name = field.name
-            if not name.isidentifier():
+            if not is_plain_attribute(name) or name in taken:
                 name = hidden(f"_{field.number}")
             elif field.repeated:
                 name = hidden(f"{name}_items")
@@ -287,7 +290,7 @@ class MessagePlan:
         if self.cls is not None:
             raise ValueError(f"{self.full_name} is already bound to its class")
         bits = 0
-        for field, name in zip(self._slotted(), self.slot_names(), strict=True):
+        for field, name in zip(self._slotted(), cls.__dict__["__slots__"], strict=True):
             member = cls.__dict__[name]
             if type(member).__name__ != "member_descriptor":
                 raise TypeError(f"{cls.__name__}.{name} is not a slot")
@@ -316,6 +319,11 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
         return plan.by_number.get(number)
 
 
+def is_plain_attribute(name: str) -> bool:
+    """Whether ``name`` is an attribute name Python keeps as it is: no mangled ``__x``."""
+    return name.isidentifier() and not (name.startswith("__") and not name.endswith("__"))
+
+
 def _member_offset(member: Any) -> int:
     """Offset of a ``__slots__`` member in its objects (compiled code reads slots by offset)."""
     if cython.compiled:
@@ -334,7 +342,7 @@ def _member_offset(member: Any) -> int:
 # field's default while unset. Presence (proto2 and proto3 ``optional``
 # scalars, oneof members) is a bit in ``_has``; a sub-message is present
 # when its slot is not None. Repeated and map fields start empty (a NULL
-# slot), so an empty one costs nothing; the Container descriptor makes the
+# slot), so an empty one costs nothing; the FieldAccess descriptor makes the
 # list or dict on first use. A slot may also be NULL because the object was
 # made with ``cls.__new__(cls)`` or emptied through the slot's member
 # descriptor (``__delete__``): every reader treats NULL as unset.
@@ -359,7 +367,7 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
 
     def _has(message: Struct, bit: int) -> bool:
         """Whether presence bit ``bit`` of ``message`` is set."""
-        return bool((getattr(message, "_has", 0) >> bit) & 1)
+        return bool((vars(message).get("_has", 0) >> bit) & 1)
 
     def _is_present(message: Struct, field: FieldPlan, value: Any) -> bool:
         """Whether a singular field with presence is set (its slot holds ``value``)."""
@@ -386,7 +394,8 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
 def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
     """Set or clear presence bit ``bit`` of ``message``."""
     if not cython.compiled:
-        object.__setattr__(message, "_has", _with_bit(getattr(message, "_has", 0), bit, present))
+        state = vars(message)
+        state["_has"] = _with_bit(state.get("_has", 0), bit, present)
     elif bit < 64:
         message._has = _with_bit(message._has, bit, present)
     elif present or message._has_more is not None:
@@ -681,7 +690,7 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
         _clear_field(plan, message, field)
     if plan.extensions is not None:
         _store(message, plan.extensions, None)
-    message._unknown = b""
+    set_unknown(message, b"")
 
 
 # --- extensions ------------------------------------------------------------
@@ -878,10 +887,7 @@ class Struct:
         field = plan.by_name.get(name)
         if field is None:
             if name == "_unknown":
-                if cython.compiled:
-                    self._unknown = value  # bytes or None, as declared
-                else:
-                    object.__setattr__(self, name, value)
+                set_unknown(self, value)
                 return
             raise AttributeError(f"{plan.full_name} has no field {name!r}")
         if value is None and field.message is None:
@@ -971,13 +977,28 @@ def unknown_of(message: Struct) -> bytes:
     return b"" if unknown is None else unknown
 
 
+def set_unknown(message: Struct, unknown: bytes | None) -> None:
+    """Have ``message`` keep ``unknown`` as its unknown fields (None: none)."""
+    if message is None:  # compiled, a typed argument lets None through
+        raise TypeError("expected a struct, not None")
+    if cython.compiled:
+        message._unknown = unknown
+    else:
+        vars(message)["_unknown"] = unknown
+
+
+# Uncompiled, a struct keeps its presence bits and unknown fields in its
+# __dict__, read and written there (vars), never as attributes: a field
+# may have the same name (``_unknown``), and its slot would be found first.
+
+
 @cython.cfunc
 @cython.inline
 @cython.locals(message=Struct)
 def _kept_unknown(message: Struct) -> bytes | None:
     """The unknown fields ``message`` keeps, or None (most structs keep none)."""
     # Uncompiled, a struct made by Struct.__new__ has no _unknown yet.
-    return message._unknown if cython.compiled else getattr(message, "_unknown", None)  # type: ignore[attr-defined]
+    return message._unknown if cython.compiled else vars(message).get("_unknown")  # type: ignore[attr-defined]
 
 
 def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
@@ -1007,19 +1028,38 @@ def _items_equal(a: Any, b: Any) -> bool:
     return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
 
 
-class Container:
-    """Attribute access to a repeated or map field: its list or dict, made on first use."""
+class FieldAccess:
+    """Attribute access to a field that is not read through a slot of its own name.
 
-    def __init__(self, plan: MessagePlan, field: FieldPlan) -> None:
+    A repeated or map field reads as its list or dict, made on first use.
+    A field whose name its slot cannot have (see ``MessagePlan.slot_names``)
+    reads as its slot's value. On an instance the field wins over the
+    class's attribute of the same name, and on the class the class's own
+    attribute (``on_class``, or the base classes') wins over the field, as
+    upb has it: ``msg.DESCRIPTOR`` is a field's value, ``Msg.DESCRIPTOR``
+    the message's descriptor.
+    """
+
+    def __init__(self, plan: MessagePlan, field: FieldPlan, on_class: Any = None) -> None:
         self.plan = plan
         self.field = field
+        self.on_class = on_class
 
     def __get__(self, instance: Any, owner: Any) -> Any:
         if instance is None:
-            return self
+            if self.on_class is not None:
+                return self.on_class
+            if self.plan.cls is None or owner is None:  # the class is being made
+                return self
+            with contextlib.suppress(AttributeError):  # an attribute of the base classes
+                return getattr(super(self.plan.cls, owner), self.field.name)
+            meta = type.__dict__.get(self.field.name)  # or of every class (mro)
+            return self if meta is None else meta.__get__(owner, type)
         if _plan_of_class(type(instance)) is not self.plan:
             raise TypeError(f"{self.field.name} is not a field of {type(instance).__name__}")
-        return _container(instance, self.field)
+        if self.field.repeated:
+            return _container(instance, self.field)
+        return _slot(instance, self.field)
 
     def __set__(self, instance: Any, value: Any) -> None:
         Struct.__setattr__(instance, self.field.name, value)

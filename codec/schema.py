@@ -60,11 +60,12 @@ from codec._encode import message_size as encoded_size
 from codec._message import Message, check_required, registered_extensions, requires
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
-    Container,
+    FieldAccess,
     FieldPlan,
     MessagePlan,
     Struct,
 )
+from codec.errors import SchemaError
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -131,8 +132,24 @@ def enum_class(enum_type: EnumDescriptor) -> type[enum.IntEnum]:
 def _int_enum(
     name: str, values: list[tuple[str, int]], module: str, qualname: str
 ) -> type[enum.IntEnum]:
-    made: Any = enum.IntEnum(name, values, module=module, qualname=qualname)  # type: ignore[misc]
+    """An ``IntEnum`` of the values whose names ``enum`` takes for members.
+
+    A value of another name (see :func:`is_enum_member`) has no member and
+    reads as an ``int``, as every value does in pb2.
+    """
+    members = [(value, number) for value, number in values if is_enum_member(value, name)]
+    made: Any = enum.IntEnum(name, members, module=module, qualname=qualname)  # type: ignore[misc]
     return made
+
+
+def is_enum_member(name: str, enum_name: str) -> bool:
+    """Whether an ``IntEnum`` named ``enum_name`` takes a member named ``name``.
+
+    ``enum`` refuses ``mro`` and keeps ``_x_``, ``__x__`` and its private
+    ``_Name__x`` names for itself.
+    """
+    private = f"_{enum_name.lstrip('_')}__"
+    return name != "mro" and not name.startswith(private) and not (name[0] == name[-1] == "_")
 
 
 def _key(descriptor: Any) -> tuple[Any, str]:
@@ -185,23 +202,101 @@ def load_structs(source: Any) -> dict[str, type]:
 def _plan(descriptor: Descriptor) -> MessagePlan:
     """The plan of ``descriptor``, made with its class if need be (``_making`` held).
 
-    A plan made here waits in ``_pending`` until the outermost call
-    publishes it: a recursive message's plan is linked to before its class
-    exists, and no other thread may see it then.
+    Every message type its class needs (those of its fields, extensions
+    and nested types, and theirs) is found first, without recursion, so a
+    chain of any length of types each holding the next is built. Each gets
+    its plan, then all are linked and their classes made. Plans made here
+    wait in ``_pending`` until the outermost call publishes them: a
+    recursive message's plan is linked to before its class exists, and no
+    other thread may see it then.
     """
     key = _key(descriptor)
     plan = _plans.get(key) or _pending.get(key)
     if plan is not None:
         return plan
+    made: list[Descriptor] = []
+    unseen = [descriptor]
+    while unseen:
+        found = unseen.pop()
+        if _key(found) in _plans or _key(found) in _pending:
+            continue
+        _pending[_key(found)] = _unlinked_plan(found)
+        made.append(found)
+        unseen += [field.message_type for field in found.fields if field.message_type]
+        unseen += [ext.message_type for ext in registered_extensions(found) if ext.message_type]
+        unseen += found.nested_types
+    for each in reversed(made):  # the types found last first: those held before holders
+        _make_class(each, _pending[_key(each)])
+    for each in made:  # nested types as class attributes, now that every class exists
+        cls = _pending[_key(each)].cls
+        for nested in each.nested_types:
+            if not nested.GetOptions().map_entry and _class_may_take(nested.name):
+                setattr(cls, nested.name, _pending[_key(nested)].cls)
+    return _pending[key]
+
+
+# Names a field cannot have: Python gives ``__x__`` names their meaning (its
+# language reference reserves them), and a struct class cannot give one up to a
+# field without breaking the object (``__init__``, ``__class__``, ``__eq__``).
+# Any other name is a field's attribute. On a message the field wins over the
+# class's own attribute of that name; on the class, the class's own attributes
+# (``DESCRIPTOR``, pb2's methods) win over fields, nested types and enum values,
+# as upb has it.
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+CLASS_ATTRIBUTES = frozenset(
+    {"DESCRIPTOR", *(name for name in dir(Message) + dir(type) if not _is_dunder(name))}
+)
+
+
+def _class_may_take(name: str) -> bool:
+    """Whether a struct class may have a nested type, enum or constant named ``name``."""
+    return not _is_dunder(name) and name not in CLASS_ATTRIBUTES
+
+
+def _add_constant(namespace: dict[str, Any], name: str, value: Any) -> None:
+    if _class_may_take(name):
+        namespace.setdefault(name, value)
+
+
+def _add_fields(namespace: dict[str, Any], plan: MessagePlan, taken: frozenset[str]) -> None:
+    """Give a struct class's namespace its slots, its plan and the fields' attributes.
+
+    A field read through its own slot needs nothing more; a repeated or map
+    field, or a field whose slot has another name (``MessagePlan.slot_names``)
+    that is an identifier, is read through a :class:`FieldAccess`, which
+    shows the class's own attribute of that name on the class.
+    """
+    slots = plan.slot_names(taken)
+    namespace["__slots__"] = slots
+    namespace["__plan__"] = plan
+    for field, slot in zip(plan.fields_by_slot, slots, strict=False):
+        if field.repeated or (slot != field.name and field.name.isidentifier()):
+            namespace[field.name] = FieldAccess(plan, field, namespace.get(field.name))
+
+
+def _unlinked_plan(descriptor: Descriptor) -> MessagePlan:
+    """The plan of ``descriptor``'s own fields, not linked yet to the plans of their types."""
+    for field in descriptor.fields:
+        if _is_dunder(field.name):
+            raise SchemaError(
+                f"field {field.full_name}: a struct cannot have an attribute named {field.name} "
+                "(Python reserves names of the form __x__ for itself)"
+            )
+    fields = [_field_plan(field, slot) for slot, field in enumerate(descriptor.fields)]
+    return MessagePlan(descriptor.full_name, fields)
+
+
+def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
+    """Link ``plan`` to the plans of its fields' types and make its struct class."""
     proto = descriptor_pb2.DescriptorProto()
     descriptor.CopyToProto(proto)
     synthetic = {field.name for field in proto.field if field.proto3_optional}
-    fields = [_field_plan(field, slot) for slot, field in enumerate(descriptor.fields)]
-    plan = MessagePlan(descriptor.full_name, fields)
-    _pending[key] = plan  # before sub-plans, for recursive messages
-    for field, field_plan in zip(descriptor.fields, fields, strict=True):
+    for field, field_plan in zip(descriptor.fields, plan.fields_by_slot, strict=True):
         if field.message_type is not None:
-            sub = _plan(field.message_type)
+            sub = _pending.get(_key(field.message_type)) or _plans[_key(field.message_type)]
             is_map = field.message_type.GetOptions().map_entry
             field_plan.link(sub, is_map)
             if is_map:
@@ -215,32 +310,26 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
         plan.extend(_extensions_plan(plan, extensions))
     module, qualname = _origin(descriptor)
     namespace: dict[str, Any] = {
-        "__slots__": plan.slot_names(),
-        "__plan__": plan,
         "__module__": module,
         "__qualname__": qualname,
         "__hash__": None,  # mutable, as pb2 messages are
         "__reduce__": _reduce,
         "DESCRIPTOR": descriptor,
     }
-    for field_plan in fields:
-        if field_plan.repeated:
-            namespace[field_plan.name] = Container(plan, field_plan)
-    for nested in descriptor.nested_types:
-        if not nested.GetOptions().map_entry:
-            namespace[nested.name] = _plan(nested).cls
+    _add_fields(namespace, plan, CLASS_ATTRIBUTES)
     for enum_type in descriptor.enum_types:
         values = enum_class(enum_type)
-        namespace[enum_type.name] = values
-        namespace.update(values.__members__)  # pb2's class constants: Config.FAST
+        _add_constant(namespace, enum_type.name, values)
+        for value in enum_type.values:  # pb2's class constants: Config.FAST
+            member = values._value2member_map_.get(value.number, value.number)
+            _add_constant(namespace, value.name, member)
     for extension in descriptor.extensions:  # pb2's class attributes: Scope.scoped
-        namespace.setdefault(extension.name, extension)
+        _add_constant(namespace, extension.name, extension)
     cls = type(descriptor.name, (Message,), namespace)
     plan.bind(cls)
     if requires(descriptor):
         plan.require(check_required)
     _struct.enable_fast_construction(cls)
-    return plan
 
 
 def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> MessagePlan:
@@ -257,18 +346,15 @@ def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> Me
     held = MessagePlan(plan.full_name, fields, descending=True)
     for extension, field_plan in zip(extensions, fields, strict=True):
         if extension.message_type is not None:
-            field_plan.link(_plan(extension.message_type), False)
+            held_type = _key(extension.message_type)
+            field_plan.link(_pending.get(held_type) or _plans[held_type], False)
     namespace: dict[str, Any] = {
-        "__slots__": held.slot_names(),
-        "__plan__": held,
         "__module__": "codec.structs",
         "__qualname__": f"{plan.full_name}.Extensions",
         "__hash__": None,
         "EXTENSIONS": {field.name: ext for field, ext in zip(fields, extensions, strict=True)},
     }
-    for field_plan in fields:
-        if field_plan.repeated:
-            namespace[field_plan.name] = Container(held, field_plan)
+    _add_fields(namespace, held, frozenset())
     held.bind(type("Extensions", (Struct,), namespace), True)
     return held
 
@@ -332,7 +418,7 @@ def _field_plan(field: FieldDescriptor, slot: int, name: str | None = None) -> F
     if kind == _ENUM and enum_type is not None:
         members = enum_class(enum_type)
         if default is not None:
-            default = members(default)  # a declared value: the default is one
+            default = members._value2member_map_.get(default, default)  # a member, if it is one
         if enum_type.is_closed:
             closed = frozenset(value.number for value in enum_type.values)
     utf8 = ""
@@ -358,7 +444,7 @@ def _field_plan(field: FieldDescriptor, slot: int, name: str | None = None) -> F
 
 def which_oneof(message: Struct, name: str) -> str | None:
     """Name of the member of oneof ``name`` that is set, or None."""
-    return message.WhichOneof(name)
+    return Struct.WhichOneof(message, name)
 
 
 def unknown_fields(message: Struct) -> bytes:

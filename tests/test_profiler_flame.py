@@ -251,3 +251,29 @@ def test_undefined_scopes_raise_stream_errors() -> None:
     frame = Frame(1, T0, 10, (nested_track(1, [9], [0], T0, [1]),))
     with pytest.raises(StreamError, match="scope id 9"):
         flame_graph_svg([frame], sample_registry())
+
+
+def test_thousands_of_siblings_tile_their_parent_without_drift() -> None:
+    """Each rectangle's edges come from the time before it, so 3,000 siblings of odd widths
+    abut exactly, where adding up widths rounded to the SVG's 3 decimals would drift."""
+    registry = Registry()
+    registry.add_track("main", TrackKind.CPU_THREAD, 1)
+    children = 3_000
+    for index in range(children + 1):
+        registry.add_scope(f"s{index}")
+    depths = [0] + [1] * children
+    gaps = [7, 1_013, 997, 3]  # odd durations, so that every width is rounded
+    track = nested_track(1, list(range(1, children + 2)), depths, T0, gaps)
+    svg = flame_graph_svg([Frame(1, T0, 10**9, (track,))], registry)
+    (parent,) = groups(groups(ET.fromstring(svg), "track")[0], "scope")
+    parent_rect = parent.find(f"{SVG}rect")
+    assert parent_rect is not None
+    x = float(parent_rect.get("x", "nan"))
+    right = x + float(parent_rect.get("width", "nan"))
+    rects = [child.find(f"{SVG}rect") for child in groups(parent, "scope")]
+    assert len(rects) == children
+    for rect in rects:
+        assert rect is not None
+        assert float(rect.get("x", "nan")) == pytest.approx(x, abs=1e-9)
+        x += float(rect.get("width", "nan"))
+    assert x <= right + 1e-9

@@ -212,10 +212,10 @@ def flame_graph_svg(
             f'data-total-ns="{track.total_ns}">'
             f'<text class="heading" x="{_MARGIN}" y="{top + 17}">{escape(heading)}</text>'
         )
-        x = float(_MARGIN)
+        start_ns = 0
         for root in track.roots:
-            _draw(body, root, x, 0, section)
-            x += root.total_ns * section.scale
+            _draw(body, root, start_ns, 0, section)
+            start_ns += root.total_ns
         body.append("</g>")
         top += _HEADING + track.depth * _ROW + _MARGIN
     if not tracks:
@@ -254,10 +254,24 @@ def _walk(nodes: tuple[FlameNode, ...]) -> list[FlameNode]:
     return found
 
 
-def _draw(out: list[str], node: FlameNode, x: float, level: int, section: _Section) -> None:
-    """``node`` as a group: its rectangle, label and title, then its children's groups."""
+def _edge(start_ns: int, section: _Section) -> float:
+    """Where ``start_ns`` into a track falls, in px, to the 3 decimals the SVG holds.
+
+    Both edges of every rectangle are placed so, from the time before it:
+    siblings tile exactly, however many there are, where adding rounded
+    widths would drift.
+    """
+    return round(_MARGIN + start_ns * section.scale, 3)
+
+
+def _draw(out: list[str], node: FlameNode, start_ns: int, level: int, section: _Section) -> None:
+    """``node`` as a group: its rectangle, label and title, then its children's groups.
+
+    ``start_ns`` is where it starts, in ns from the left of its track.
+    """
     scope = node.scope
-    width = node.total_ns * section.scale
+    x = _edge(start_ns, section)
+    width = _edge(start_ns + node.total_ns, section) - x
     y = section.row_y(level)
     share = 100 * node.total_ns / section.total_ns if section.total_ns else 0.0
     title = "\n".join(
@@ -282,10 +296,10 @@ def _draw(out: list[str], node: FlameNode, x: float, level: int, section: _Secti
     if fits >= _MIN_LABEL:
         label = scope.name if len(scope.name) <= fits else scope.name[: fits - 1] + "\u2026"
         out.append(f'<text x="{x + 3:.3f}" y="{y + 11.5}">{escape(label)}</text>')
-    child_x = x
+    child_ns = start_ns
     for child in node.children:
-        _draw(out, child, child_x, level + 1, section)
-        child_x += child.total_ns * section.scale
+        _draw(out, child, child_ns, level + 1, section)
+        child_ns += child.total_ns
     out.append("</g>")
 
 

@@ -680,9 +680,12 @@ class FramedProtocol(asyncio.BufferedProtocol):
     ``protocol.reader`` (a :class:`FramedReader`) exists from the start,
     ``protocol.writer`` (a :class:`FramedWriter`) from ``connection_made``.
     ``client_connected_cb(reader, writer)`` (a function or coroutine
-    function) is started on connection, as by ``asyncio.start_server``; if it
-    raises, the error goes to the loop's exception handler and the
-    connection is closed.
+    function) is started on connection, as by ``asyncio.start_server``. A
+    coroutine owns its connection: when it returns or is cancelled, the
+    connection is closed after the frames it sent; if it raises, the error
+    goes to the loop's exception handler and the connection is closed. A
+    plain function's return closes nothing: whatever it handed the reader
+    and writer to closes them.
 
     Options (also accepted by :func:`open_connection` and friends):
 
@@ -775,11 +778,18 @@ class FramedProtocol(asyncio.BufferedProtocol):
                 self._task.add_done_callback(self._callback_done)
 
     def _callback_done(self, task: asyncio.Future[Any]) -> None:
+        # The connection belongs to the coroutine: once the coroutine has
+        # finished, the connection is closed, whatever the outcome.
+        # Left open, it would stay open for good (after a clean end of stream
+        # the transport is kept half-open for this writer), and so would
+        # Server.wait_closed(), which waits for every connection (CPython 3.12.1+).
         self._task = None
-        if task.cancelled():
+        exc = None if task.cancelled() else task.exception()
+        if exc is None:
+            if self._writer is not None:
+                self._writer.close()  # after the frames it sent
             return
-        exc = task.exception()
-        if exc is not None and self._loop is not None:
+        if self._loop is not None:
             self._loop.call_exception_handler(
                 {
                     "message": "Unhandled exception in client_connected_cb",
@@ -788,7 +798,7 @@ class FramedProtocol(asyncio.BufferedProtocol):
                     "protocol": self,
                 }
             )
-            self._close_connection()
+        self._close_connection()
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._ended:  # only if the transport reads on after close(): discard
@@ -1067,8 +1077,10 @@ async def start_server(
 ) -> asyncio.Server:
     """Serve TCP: ``handler(reader, writer)`` runs for each connection, as with asyncio.
 
-    Keyword arguments are :class:`FramedProtocol`'s options; the rest
-    (``ssl``, ``backlog``, ``reuse_port``, ...) go to ``loop.create_server``.
+    When a coroutine handler returns, its connection is closed after the
+    frames it sent (see :class:`FramedProtocol`). Keyword arguments are
+    :class:`FramedProtocol`'s options; the rest (``ssl``, ``backlog``,
+    ``reuse_port``, ...) go to ``loop.create_server``.
     """
     options, loop_kwds = _split_options(kwds)
     loop = asyncio.get_running_loop()

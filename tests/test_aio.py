@@ -29,7 +29,8 @@ What is checked, in both builds (compiled core and ``CODEC_PURE_PYTHON=1``):
   actually held and not reused);
 * coalescing: sends of one loop iteration reach the socket together;
 * ``frame_timeout`` against a slow-loris peer; the stream wrappers; writer
-  life cycle (context manager, half-close, send after close), handler errors.
+  life cycle (context manager, half-close, send after close); a handler that
+  raises or returns closes its connection.
 """
 
 from __future__ import annotations
@@ -1166,6 +1167,32 @@ def test_handler_error_closes_connection(run: Run, net: Net) -> None:
         assert [type(ctx["exception"]) for ctx in errors] == [ValueError]
 
     run(body)
+
+
+def test_a_handler_that_returns_closes_its_connection(run: Run, net: Net) -> None:
+    """A coroutine handler returns without closing: the peer gets its frame, then the end.
+
+    The peer never closes its side until it has seen the end, so the server's
+    side must close it: a connection left open would stay open for good.
+    """
+
+    def peer(sock: socket.socket) -> bytes:
+        sock.sendall(b"\x02hi")
+        return receive_all(sock)
+
+    async def body() -> bytes:
+        async def handler(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            writer.send(await reader.recv())  # still pending when the handler returns
+
+        server = await net.serve(handler)
+        try:  # not wait_closed(): it would wait for a connection left open for good
+            client = Peer(peer, net.dial())
+            client.start()
+            return await client.outcome()  # type: ignore[no-any-return]
+        finally:
+            server.close()
+
+    assert run(body) == b"\x02hi"
 
 
 def test_one_recv_at_a_time(run: Run, tcp: Net) -> None:

@@ -228,11 +228,17 @@ def _plan(descriptor: Descriptor) -> MessagePlan:
     for each in reversed(made):  # the types found last first: those held before holders
         _make_class(each, _pending[_key(each)])
     for each in made:  # nested types as class attributes, now that every class exists
-        cls = _pending[_key(each)].cls
+        cls = _known_plan(each).cls
         for nested in each.nested_types:
             if not nested.GetOptions().map_entry and _class_may_take(nested.name):
-                setattr(cls, nested.name, _pending[_key(nested)].cls)
+                setattr(cls, nested.name, _known_plan(nested).cls)
     return _pending[key]
+
+
+def _known_plan(descriptor: Descriptor) -> MessagePlan:
+    """The plan of ``descriptor``, being made or published (``_making`` held)."""
+    key = _key(descriptor)
+    return _pending.get(key) or _plans[key]
 
 
 # Names a field cannot have: Python gives ``__x__`` names their meaning (its
@@ -296,7 +302,7 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
     synthetic = {field.name for field in proto.field if field.proto3_optional}
     for field, field_plan in zip(descriptor.fields, plan.fields_by_slot, strict=True):
         if field.message_type is not None:
-            sub = _pending.get(_key(field.message_type)) or _plans[_key(field.message_type)]
+            sub = _known_plan(field.message_type)
             is_map = field.message_type.GetOptions().map_entry
             field_plan.link(sub, is_map)
             if is_map:
@@ -346,8 +352,7 @@ def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> Me
     held = MessagePlan(plan.full_name, fields, descending=True)
     for extension, field_plan in zip(extensions, fields, strict=True):
         if extension.message_type is not None:
-            held_type = _key(extension.message_type)
-            field_plan.link(_pending.get(held_type) or _plans[held_type], False)
+            field_plan.link(_known_plan(extension.message_type), False)
     namespace: dict[str, Any] = {
         "__module__": "codec.structs",
         "__qualname__": f"{plan.full_name}.Extensions",

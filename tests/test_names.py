@@ -353,6 +353,23 @@ def test_a_chain_of_10000_types_each_holding_the_next_builds() -> None:
     assert codec.decode(loaded["chain.M0"], b"\x12\x02\x08\x05").next.value == 5
 
 
+def test_a_nested_type_made_before_the_type_holding_it() -> None:
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(_chain(3))
+    file = descriptor_pb2.FileDescriptorProto(name="outer.proto", package="outer")
+    outer = file.message_type.add(name="Outer")
+    outer.nested_type.add(name="Inner").field.add(
+        name="value", number=1, type=FDP.TYPE_INT32, label=FDP.LABEL_OPTIONAL
+    )
+    pool.Add(file)
+    Inner = codec.struct(pool.FindMessageTypeByName("outer.Outer.Inner"))
+    Outer = codec.struct(pool.FindMessageTypeByName("outer.Outer"))
+    assert Outer.Inner is Inner
+    Middle = codec.struct(pool.FindMessageTypeByName("chain.M1"))
+    First = codec.struct(pool.FindMessageTypeByName("chain.M0"))
+    assert First(next=Middle(value=2)).next.value == 2
+
+
 def test_a_generated_module_of_odd_names_imports_and_works(tmp_path: Path) -> None:
     argv = ["generate", "-I", str(SCHEMA_DIR), "-o", str(tmp_path), "names/odd_names.proto"]
     assert main(argv) == 0

@@ -180,31 +180,43 @@ cdef inline Py_ssize_t varint_write_padded(unsigned char *out, Py_ssize_t pos,
 
 
 # The bit patterns of the scalar kinds: IEEE binary32 and binary64, and ZigZag.
-cdef inline uint64_t float32_bits(double value) noexcept nogil:
-    # rounded to single precision by C; a finite value beyond its range becomes infinity
-    cdef float single = <float>value
-    cdef uint32_t bits
-    memcpy(&bits, &single, 4)
-    return bits
-
-
 cdef inline uint64_t float64_bits(double value) noexcept nogil:
     cdef uint64_t bits
     memcpy(&bits, &value, 8)
     return bits
 
 
-cdef inline double bits_float32(uint64_t bits) noexcept nogil:
-    cdef uint32_t low = <uint32_t>bits
+cdef inline uint64_t float32_bits(double value) noexcept nogil:
+    # rounded to single precision by C; a finite value beyond its range becomes infinity;
+    # a NaN keeps its sign and the high bits of its payload (C would quiet a signaling one)
     cdef float single
-    memcpy(&single, &low, 4)
-    return single
+    cdef uint32_t bits
+    cdef uint64_t wide
+    if value != value:
+        wide = float64_bits(value)
+        bits = <uint32_t>((wide >> 32) & 0x80000000u) | 0x7F800000u
+        bits |= <uint32_t>((wide >> 29) & 0x7FFFFFu)
+        return bits if bits & 0x7FFFFFu else bits | 0x400000u
+    single = <float>value
+    memcpy(&bits, &single, 4)
+    return bits
 
 
 cdef inline double bits_float64(uint64_t bits) noexcept nogil:
     cdef double value
     memcpy(&value, &bits, 8)
     return value
+
+
+cdef inline double bits_float32(uint64_t bits) noexcept nogil:
+    # a NaN widened bit by bit, its payload kept (C would quiet a signaling one)
+    cdef uint32_t low = <uint32_t>bits
+    cdef float single
+    if (low & 0x7F800000u) == 0x7F800000u and (low & 0x7FFFFFu):
+        return bits_float64((<uint64_t>(low & 0x80000000u) << 32) | 0x7FF0000000000000ULL
+                            | (<uint64_t>(low & 0x7FFFFFu) << 29))
+    memcpy(&single, &low, 4)
+    return single
 
 
 cdef inline uint64_t twos_complement(int64_t number) noexcept nogil:

@@ -369,7 +369,14 @@ def decode_sfixed64(buffer: object, offset: int = 0) -> tuple[int, int]:
 if not cython.compiled:  # compiled, _varint.pxd holds these seven, inlined where used
 
     def float32_bits(value: float) -> int:
-        """IEEE binary32 bits of ``value`` rounded to single precision (overflow gives inf)."""
+        """IEEE binary32 bits of ``value`` rounded to single precision (overflow gives inf).
+
+        A NaN keeps its sign and the high bits of its payload, a signaling one too.
+        """
+        if value != value:
+            wide = float64_bits(value)
+            bits = (wide >> 32 & 0x80000000) | 0x7F800000 | (wide >> 29 & 0x7FFFFF)
+            return bits if bits & 0x7FFFFF else bits | 0x400000
         try:
             return struct.unpack("<I", struct.pack("<f", value))[0]  # type: ignore[no-any-return]
         except OverflowError:  # finite but beyond float32: round to infinity, as C does
@@ -380,7 +387,10 @@ if not cython.compiled:  # compiled, _varint.pxd holds these seven, inlined wher
         return struct.unpack("<Q", struct.pack("<d", value))[0]  # type: ignore[no-any-return]
 
     def bits_float32(bits: int) -> float:
-        """The binary32 value of the low 32 bits of ``bits``."""
+        """The binary32 value of the low 32 bits of ``bits`` (a NaN's payload kept, bit for bit)."""
+        low = bits & 0xFFFFFFFF
+        if low & 0x7F800000 == 0x7F800000 and low & 0x7FFFFF:
+            return bits_float64((low & 0x80000000) << 32 | 0x7FF << 52 | (low & 0x7FFFFF) << 29)
         return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]  # type: ignore[no-any-return]
 
     def bits_float64(bits: int) -> float:

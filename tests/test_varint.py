@@ -277,6 +277,24 @@ def test_float_round_trip_of_binary32_values(value: float, offset: int) -> None:
     assert _same_float(decoded, value)
 
 
+# Every binary32 NaN: exponent all ones, a mantissa that is not zero, either sign.
+_FLOAT32_NANS = st.builds(
+    lambda sign, mantissa: sign << 31 | 0x7F800000 | mantissa,
+    st.integers(0, 1),
+    st.integers(1, 0x7FFFFF),
+)
+
+
+@given(_FLOAT32_NANS)
+def test_a_binary32_nan_comes_back_bit_for_bit(bits: int) -> None:
+    """Signaling NaNs too: C's conversions to and from double would set the quiet bit."""
+    decoded, _ = varint.decode_float(struct.pack("<I", bits))
+    assert math.isnan(decoded)
+    buf = bytearray(4)
+    varint.encode_float_into(decoded, buf)
+    assert struct.unpack("<I", buf)[0] == bits
+
+
 @given(st.floats())
 def test_float_rounds_doubles_like_a_c_cast(value: float) -> None:
     buf = bytearray(4)

@@ -32,18 +32,13 @@ other difference fails):
    proto2 strings (Python then sees ``bytes``); codec may reject them with a
    ``DecodeError`` (structs hold ``str``). Accepting them is also allowed,
    provided the re-encoding keeps the bytes (then there is no divergence).
-3. **Signalling float32 NaNs.** A Python ``float`` cannot hold a float32
-   signalling NaN: widening it to a double sets the quiet bit, so a decoded
-   ``float`` field re-encodes with the quiet bit set, while upb keeps the 4
-   bytes as they were. Detected by quieting upb's floats through Python
-   (``m.f = m.f``, pure google.protobuf) and comparing again.
-4. **Field number 0 in a message type that has no fields** (``Empty``,
+3. **Field number 0 in a message type that has no fields** (``Empty``,
    ``FeatureSet.ProtoLimitsFeature``, ...). upb skips its field-number check
    for such messages and keeps the field as unknown (``00 01`` parses as an
    ``Empty``; in ``Leaf`` the same bytes are rejected); codec rejects field 0
    everywhere, as the catalogue (T1) and the conformance suite require:
    ``WireFormatError`` at the tag.
-5. **A map entry kept among the unknown fields whose value holds a map.** An
+4. **A map entry kept among the unknown fields whose value holds a map.** An
    entry that holds an unknown field of its own is kept, re-encoded, among the
    unknown fields (as upb keeps it); upb re-encodes the map inside its value in
    its hash table's order (which changes from one process to the next), codec
@@ -61,13 +56,16 @@ the parent and not put in the map; a message missing proto2 required fields is
 accepted (``codec.encode`` may then raise ``EncodeError`` as upb's
 ``SerializeToString`` does, or write the partial message as
 ``SerializePartialToString`` does); proto2 strings that are not UTF-8 may come
-out as ``bytes``, as upb gives them.
+out as ``bytes``, as upb gives them; a ``float`` NaN, signalling ones included,
+re-encodes to the 4 bytes it was read from, as upb keeps them (not yet when a
+numpy float32 array holds it: ``NUMPY_QUIETS``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import struct as pystruct
 from collections.abc import Callable
 from typing import Any
@@ -77,7 +75,7 @@ import pytest
 
 pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files with grpcio-tools")
 
-from google.protobuf import descriptor_pb2
+from google.protobuf import descriptor_pb2, wrappers_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
 from google.protobuf.message import DecodeError as ProtobufDecodeError
@@ -94,7 +92,6 @@ from schemas.divergences import (
     is_field_zero,
     is_map,
     is_varint_overflow,
-    quiet_floats,
 )
 
 import codec
@@ -327,7 +324,7 @@ def check_against_upb(cls: Any, data: bytes) -> str:
         if has_proto2_invalid_utf8(expected):
             return "divergence 2: proto2 invalid UTF-8"
         if is_field_zero(data, error):
-            return "divergence 4: field 0 in a message without fields"
+            return "divergence 3: field 0 in a message without fields"
         upb_read = deterministic(expected).hex(" ")
         raise AssertionError(f"codec rejects what upb accepts: {error!r}; upb reads {upb_read}")
     assert expected is not None, f"codec accepts what upb rejects: {decoded!r}"
@@ -348,22 +345,16 @@ def compare_content(cls: Any, expected: Any, decoded: Any) -> str:
     assert again == codec_bytes, f"decode -> encode is no fixed point: {again.hex(' ')}"
     if codec_bytes == upb_bytes:
         verdict = "both accept, same content"
+    elif has_unknown_map_entry(decoded):
+        verdict = "divergence 4: a map entry kept as unknown, with a map inside"
     else:
-        quieted = type(expected)()
-        quieted.CopyFrom(expected)
-        quiet_floats(quieted)
-        if codec_bytes == deterministic(quieted):
-            verdict = "divergence 3: float32 signalling NaN"
-        elif has_unknown_map_entry(decoded):
-            verdict = "divergence 5: a map entry kept as unknown, with a map inside"
-        else:
-            raise AssertionError(
-                "codec and upb read different content:\n"
-                f"  codec re-encodes {codec_bytes.hex(' ')}\n"
-                f"  upb re-encodes   {upb_bytes.hex(' ')}"
-            )
+        raise AssertionError(
+            "codec and upb read different content:\n"
+            f"  codec re-encodes {codec_bytes.hex(' ')}\n"
+            f"  upb re-encodes   {upb_bytes.hex(' ')}"
+        )
     # The conversions carry the same content, unknown fields included, at every level
-    # (through upb, which orders the map of divergence 5 its own way again on each pass,
+    # (through upb, which orders the map of divergence 4 its own way again on each pass,
     # so a first pass that happened to match says nothing about the second).
     assert codec.encode(codec.from_pb2(expected)) == codec_bytes, "from_pb2 loses content"
     if not has_unknown_map_entry(decoded):
@@ -738,7 +729,7 @@ def test_divergence_field_zero_in_a_message_without_fields(name: str, data: byte
     with pytest.raises(codec.WireFormatError):
         codec.decode(struct_of(ALL[name]), data)
     verdict = check_against_upb(ALL[name], data)
-    assert verdict == "divergence 4: field 0 in a message without fields"
+    assert verdict == "divergence 3: field 0 in a message without fields"
 
 
 def test_divergence_proto2_invalid_utf8() -> None:
@@ -746,14 +737,6 @@ def test_divergence_proto2_invalid_utf8() -> None:
     assert legacy_pb2.Record.FromString(data).name == b"\xff\xfe"  # upb: bytes, no check
     verdict = check_against_upb(legacy_pb2.Record, data)
     assert verdict in ("divergence 2: proto2 invalid UTF-8", "both accept, same content")
-
-
-def test_divergence_float32_signalling_nan() -> None:
-    snan = pystruct.pack("<I", 0x7FA00001)
-    data = b"\x5d" + snan  # AllTypes.f_float = 11
-    assert everything_pb2.AllTypes.FromString(data).SerializeToString() == data
-    verdict = check_against_upb(everything_pb2.AllTypes, data)
-    assert verdict in ("divergence 3: float32 signalling NaN", "both accept, same content")
 
 
 # --- upb behaviours that are not divergences ------------------------------------------------
@@ -830,7 +813,120 @@ def test_numpy_is_only_a_container_choice() -> None:
     assert codec.encode(decoded) == message.SerializeToString(deterministic=True)
 
 
-def test_divergence_5_unknown_map_entry_with_a_map_inside() -> None:
+# Float32 NaNs: exponent all ones, mantissa not zero. The signalling ones have the
+# mantissa's top bit (the quiet bit) clear; two quiet ones are there for contrast.
+SIGNALLING_NANS = [0x7F800001, 0x7FA00001, 0x7FBFFFFF, 0xFF800001, 0xFFA5A5A5]
+FLOAT32_NANS = [*SIGNALLING_NANS, 0x7FC00000, 0xFFC00001]
+
+
+def _floats(*bits: int) -> bytes:
+    return pystruct.pack(f"<{len(bits)}I", *bits)
+
+
+def _packed(number: int, payload: bytes) -> bytes:
+    return _tag(number, 2) + _VarintBytes(len(payload)) + payload  # type: ignore[no-any-return]
+
+
+def _float_map_entry(key: int, bits: int) -> bytes:
+    """An entry of ``m_fixed32_float``; upb and codec write such entries in falling key order."""
+    return _packed(97, b"\x0d" + pystruct.pack("<I", key) + b"\x15" + _floats(bits))
+
+
+# codec.encode reads a numpy.float32 value (each element of the array a packed float
+# field holds when decoded with numpy=True) as a Python float made by a C conversion,
+# which sets the quiet bit of a signalling NaN: such a field re-encodes quieted.
+NUMPY_QUIETS = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="codec.encode sets the quiet bit of a signalling NaN in a numpy float32 array",
+)
+
+# (id, class, encoding, whether numpy=True gives a numpy array)
+_NAN_CASES = [
+    ("singular", everything_pb2.AllTypes, _tag(11, 5) + _floats(0x7FA00001), False),
+    ("optional", everything_pb2.AllTypes, _tag(31, 5) + _floats(0xFF800001), False),
+    ("packed", everything_pb2.AllTypes, _packed(51, _floats(0x3FC00000, *FLOAT32_NANS)), True),
+    (
+        "unpacked",
+        everything_pb2.AllTypes,
+        b"".join(_tag(71, 5) + _floats(bits) for bits in FLOAT32_NANS),
+        False,
+    ),
+    (
+        "map-value",
+        everything_pb2.AllTypes,
+        b"".join(
+            _float_map_entry(len(FLOAT32_NANS) - i, bits) for i, bits in enumerate(FLOAT32_NANS)
+        ),
+        False,
+    ),
+    ("proto2", legacy_pb2.Record, b"\x08\x01\x12\x00" + _tag(7, 5) + _floats(0x7FBFFFFF), False),
+    ("FloatValue", wrappers_pb2.FloatValue, _tag(1, 5) + _floats(0xFFA5A5A5), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "numpy"),
+    [
+        pytest.param(cls, data, numpy, id=f"{name}-numpy" if numpy else name, marks=marks)
+        for name, cls, data, array in _NAN_CASES
+        for numpy, marks in ((False, ()), (True, (NUMPY_QUIETS,) if array else ()))
+    ],
+)
+def test_float32_signalling_nan_keeps_its_bits(cls: Any, data: bytes, numpy: bool) -> None:
+    """decode -> encode gives back the 4 bytes of every float NaN, as upb's re-encoding does."""
+    assert deterministic(cls.FromString(data)) == data  # upb keeps them
+    for zero_copy in (False, True):
+        decoder: codec.Decoder[Any] = codec.Decoder(
+            struct_of(cls), zero_copy=zero_copy, numpy=numpy
+        )
+        for buffer in (data, bytearray(data), memoryview(data)):
+            assert codec.encode(decoder.decode(buffer)) == data, (zero_copy, type(buffer))
+
+
+@pytest.mark.parametrize(
+    ("cls", "data"),
+    [
+        pytest.param(cls, data, id=name, marks=(NUMPY_QUIETS,) if array else ())
+        for name, cls, data, array in _NAN_CASES
+    ],
+)
+def test_float32_signalling_nan_is_no_divergence(cls: Any, data: bytes) -> None:
+    """The differential check (numpy decoding included) finds the same content."""
+    assert check_against_upb(cls, data) == "both accept, same content"
+
+
+def test_float32_signalling_nans_in_a_numpy_array_keep_their_bits() -> None:
+    data = _packed(51, _floats(*FLOAT32_NANS))
+    decoded: Any = codec.Decoder(struct_of(everything_pb2.AllTypes), numpy=True).decode(data)
+    assert isinstance(decoded.p_float, np.ndarray)
+    assert decoded.p_float.dtype == np.float32
+    assert decoded.p_float.view(np.uint32).tolist() == FLOAT32_NANS
+
+
+@NUMPY_QUIETS
+def test_float32_signalling_nans_in_a_numpy_array_encode_as_upb_does() -> None:
+    data = _packed(51, _floats(*FLOAT32_NANS))
+    decoded: Any = codec.Decoder(struct_of(everything_pb2.AllTypes), numpy=True).decode(data)
+    assert codec.encode(decoded) == deterministic(everything_pb2.AllTypes.FromString(data))
+
+
+@given(
+    sign=st.integers(0, 1),
+    payload=st.integers(1, 0x3FFFFF),  # the quiet bit clear: signalling
+    name=st.sampled_from(["f_float", "p_float", "u_float"]),
+)
+def test_every_float32_signalling_nan_keeps_its_bits(sign: int, payload: int, name: str) -> None:
+    bits = sign << 31 | 0x7F800000 | payload
+    number = everything_pb2.AllTypes.DESCRIPTOR.fields_by_name[name].number
+    data = _packed(number, _floats(bits)) if name == "p_float" else _tag(number, 5) + _floats(bits)
+    decoded = codec.decode(struct_of(everything_pb2.AllTypes), data)
+    value = getattr(decoded, name)
+    assert all(map(math.isnan, [value] if name == "f_float" else value))
+    assert codec.encode(decoded) == deterministic(everything_pb2.AllTypes.FromString(data)) == data
+
+
+def test_divergence_4_unknown_map_entry_with_a_map_inside() -> None:
     # Tree.named = {?: Tree(named={"": Tree(), "10": Tree()})}, the outer entry holding
     # an unknown varint field 1 (its key field, on the wrong wire type).
     data = b"\x2a\x12\x08\x00\x12\x0e\x2a\x04\x0a\x00\x12\x00\x2a\x06\x0a\x0210\x12\x00"
@@ -840,6 +936,6 @@ def test_divergence_5_unknown_map_entry_with_a_map_inside() -> None:
     # upb's hash order changes from one process to the next: the same order or not.
     verdict = compare_content(everything_pb2.Tree, expected, decoded)
     same = codec.encode(decoded) == deterministic(expected)
-    assert verdict == "both accept, same content" if same else verdict.startswith("divergence 5")
+    assert verdict == "both accept, same content" if same else verdict.startswith("divergence 4")
     plain = codec.decode(struct_of(everything_pb2.Tree), b"\x2a\x04\x0a\x00\x12\x00")
     assert not has_unknown_map_entry(plain)

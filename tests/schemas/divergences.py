@@ -4,13 +4,12 @@ Shared by the differential tests (``tests/test_structs_differential.py``) and
 the differential fuzz target (``fuzz/fuzz_differential.py``), so that both
 excuse exactly the same cases: (1) a 10th varint byte above 1 (codec refuses,
 upb masks), (2) invalid UTF-8 in a proto2 string (upb returns ``bytes``),
-(3) float32 signalling NaNs, which come back quieted, (4) field number 0
-in a message type without fields, and (5) a map entry kept among the unknown
-fields (it held an unknown field of its own) whose value holds a map: both
-re-encode the entry, upb with that inner map in its hash table's order, codec
-in the deterministic order. A proto2 map key that is not UTF-8 cannot
-even be iterated by upb (its map raises ``UnicodeDecodeError``); the walks
-below treat that as divergence 2.
+(3) field number 0 in a message type without fields, and (4) a map entry
+kept among the unknown fields (it held an unknown field of its own) whose
+value holds a map: both re-encode the entry, upb with that inner map in its
+hash table's order, codec in the deterministic order. A proto2 map key that
+is not UTF-8 cannot even be iterated by upb (its map raises
+``UnicodeDecodeError``); the walks below treat that as divergence 2.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ def has_proto2_invalid_utf8(expected: Any) -> bool:
 
 
 def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
-    """Divergence 4: a WireFormatError at a tag of field number 0."""
+    """Divergence 3: a WireFormatError at a tag of field number 0."""
     if not isinstance(error, codec.WireFormatError) or error.offset is None:
         return False
     value = shift = 0
@@ -90,28 +89,8 @@ def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
     return False
 
 
-def quiet_floats(message: Any) -> None:
-    """Divergence 3: store every float32 value back through a Python float."""
-    for field, value in message.ListFields():
-        if is_map(field):
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.type in MESSAGE_TYPES:
-                for item in value.values():
-                    quiet_floats(item)
-            elif value_field.type == FD.TYPE_FLOAT:
-                for key in list(value):
-                    value[key] = value[key]
-        elif field.type in MESSAGE_TYPES:
-            for item in value if field.is_repeated else [value]:
-                quiet_floats(item)
-        elif field.type == FD.TYPE_FLOAT:
-            if field.is_repeated:
-                value[:] = list(value)
-            else:
-                setattr(message, field.name, value)
-
-
 def has_nan(message: Any) -> bool:
+    """A NaN anywhere in a google.protobuf message: structs holding it compare unequal."""
     try:
         return any(isinstance(v, float) and math.isnan(v) for _, v in walk_values(message))
     except UnicodeDecodeError:  # a proto2 map key that is not UTF-8 (see divergence 2)
@@ -123,7 +102,7 @@ def deterministic(message: Any) -> bytes:
 
 
 def has_unknown_map_entry(message: Any) -> bool:
-    """Divergence 5: a struct (or a sub-message) keeps a map entry among its unknown fields."""
+    """Divergence 4: a struct (or a sub-message) keeps a map entry among its unknown fields."""
     pending = [message]
     while pending:
         current = pending.pop()

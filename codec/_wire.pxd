@@ -187,7 +187,7 @@ cdef uint64_t integer_bits(object owner, int kind, object value) except? 0xFFFFF
 cdef object integer_of(object owner, int kind, object value, bint assigning)
 cdef bint truth_of(object owner, object value, bint assigning) except -1
 cdef double real_of(object owner, int kind, object value, bint assigning) except? -1.0
-cdef bint _is_numpy_bool(object value) except -1
+cdef bint _is_numpy(object value, str name) except -1
 cpdef str describe(object owner)
 cdef object wrong_type(object owner, str expected, object value, bint assigning)
 cdef object out_of_range(object owner, int kind, object number)

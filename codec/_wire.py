@@ -27,6 +27,7 @@ do the same with Python integers.
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any
 
 try:
@@ -237,6 +238,9 @@ def checked_bits(owner: object, kind: int, lent: object) -> int:
     """
     value = lent  # compiled: a reference of its own
     if kind in (DOUBLE, FLOAT):
+        if kind == FLOAT and _is_numpy(value, "float32"):
+            # its bits as it holds them: float() would set a signaling NaN's quiet bit
+            return int.from_bytes(value.tobytes(), sys.byteorder)  # type: ignore[attr-defined]
         number = value if type(value) is float else real_of(owner, kind, value, False)
         return float64_bits(number) if kind == DOUBLE else float32_bits(number)
     if kind == BOOL:
@@ -272,7 +276,7 @@ def integer_of(owner: object, kind: int, value: object, assigning: bool) -> Any:
     if (
         not isinstance(value, (float, bool))
         and hasattr(type(value), "__index__")
-        and not _is_numpy_bool(value)
+        and not _is_numpy(value, "bool")
     ):
         try:
             return operator.index(value)  # type: ignore[arg-type]
@@ -285,7 +289,7 @@ def truth_of(owner: object, value: object, assigning: bool) -> bool:
     """A bool field's value: a bool, a numpy bool or an integer of the int64 range."""
     if type(value) is bool:
         return value
-    if _is_numpy_bool(value):
+    if _is_numpy(value, "bool"):
         return bool(value)  # numpy.bool, which has no __index__
     number = integer_of(owner, BOOL, value, assigning)
     if not -(2**63) <= number < 2**63:
@@ -311,8 +315,9 @@ def real_of(owner: object, kind: int, value: object, assigning: bool) -> float:
     raise wrong_type(owner, "a number", value, assigning)
 
 
-def _is_numpy_bool(value: object) -> bool:
-    return type(value).__name__ == "bool" and getattr(type(value), "__module__", "") == "numpy"
+def _is_numpy(value: object, name: str) -> bool:
+    """Whether ``value`` is a numpy scalar of type ``name`` (numpy is not imported here)."""
+    return type(value).__name__ == name and getattr(type(value), "__module__", "") == "numpy"
 
 
 def describe(owner: object) -> str:

@@ -57,8 +57,8 @@ accepted (``codec.encode`` may then raise ``EncodeError`` as upb's
 ``SerializeToString`` does, or write the partial message as
 ``SerializePartialToString`` does); proto2 strings that are not UTF-8 may come
 out as ``bytes``, as upb gives them; a ``float`` NaN, signalling ones included,
-re-encodes to the 4 bytes it was read from, as upb keeps them (not yet when a
-numpy float32 array holds it: ``NUMPY_QUIETS``).
+re-encodes to the 4 bytes it was read from, as upb keeps them (a numpy float32
+array holding it too).
 """
 
 from __future__ import annotations
@@ -832,25 +832,15 @@ def _float_map_entry(key: int, bits: int) -> bytes:
     return _packed(97, b"\x0d" + pystruct.pack("<I", key) + b"\x15" + _floats(bits))
 
 
-# codec.encode reads a numpy.float32 value (each element of the array a packed float
-# field holds when decoded with numpy=True) as a Python float made by a C conversion,
-# which sets the quiet bit of a signalling NaN: such a field re-encodes quieted.
-NUMPY_QUIETS = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="codec.encode sets the quiet bit of a signalling NaN in a numpy float32 array",
-)
-
-# (id, class, encoding, whether numpy=True gives a numpy array)
+# (id, class, encoding)
 _NAN_CASES = [
-    ("singular", everything_pb2.AllTypes, _tag(11, 5) + _floats(0x7FA00001), False),
-    ("optional", everything_pb2.AllTypes, _tag(31, 5) + _floats(0xFF800001), False),
-    ("packed", everything_pb2.AllTypes, _packed(51, _floats(0x3FC00000, *FLOAT32_NANS)), True),
+    ("singular", everything_pb2.AllTypes, _tag(11, 5) + _floats(0x7FA00001)),
+    ("optional", everything_pb2.AllTypes, _tag(31, 5) + _floats(0xFF800001)),
+    ("packed", everything_pb2.AllTypes, _packed(51, _floats(0x3FC00000, *FLOAT32_NANS))),
     (
         "unpacked",
         everything_pb2.AllTypes,
         b"".join(_tag(71, 5) + _floats(bits) for bits in FLOAT32_NANS),
-        False,
     ),
     (
         "map-value",
@@ -858,19 +848,18 @@ _NAN_CASES = [
         b"".join(
             _float_map_entry(len(FLOAT32_NANS) - i, bits) for i, bits in enumerate(FLOAT32_NANS)
         ),
-        False,
     ),
-    ("proto2", legacy_pb2.Record, b"\x08\x01\x12\x00" + _tag(7, 5) + _floats(0x7FBFFFFF), False),
-    ("FloatValue", wrappers_pb2.FloatValue, _tag(1, 5) + _floats(0xFFA5A5A5), False),
+    ("proto2", legacy_pb2.Record, b"\x08\x01\x12\x00" + _tag(7, 5) + _floats(0x7FBFFFFF)),
+    ("FloatValue", wrappers_pb2.FloatValue, _tag(1, 5) + _floats(0xFFA5A5A5)),
 ]
 
 
 @pytest.mark.parametrize(
     ("cls", "data", "numpy"),
     [
-        pytest.param(cls, data, numpy, id=f"{name}-numpy" if numpy else name, marks=marks)
-        for name, cls, data, array in _NAN_CASES
-        for numpy, marks in ((False, ()), (True, (NUMPY_QUIETS,) if array else ()))
+        pytest.param(cls, data, numpy, id=f"{name}-numpy" if numpy else name)
+        for name, cls, data in _NAN_CASES
+        for numpy in (False, True)
     ],
 )
 def test_float32_signalling_nan_keeps_its_bits(cls: Any, data: bytes, numpy: bool) -> None:
@@ -886,10 +875,7 @@ def test_float32_signalling_nan_keeps_its_bits(cls: Any, data: bytes, numpy: boo
 
 @pytest.mark.parametrize(
     ("cls", "data"),
-    [
-        pytest.param(cls, data, id=name, marks=(NUMPY_QUIETS,) if array else ())
-        for name, cls, data, array in _NAN_CASES
-    ],
+    [pytest.param(cls, data, id=name) for name, cls, data in _NAN_CASES],
 )
 def test_float32_signalling_nan_is_no_divergence(cls: Any, data: bytes) -> None:
     """The differential check (numpy decoding included) finds the same content."""
@@ -904,7 +890,6 @@ def test_float32_signalling_nans_in_a_numpy_array_keep_their_bits() -> None:
     assert decoded.p_float.view(np.uint32).tolist() == FLOAT32_NANS
 
 
-@NUMPY_QUIETS
 def test_float32_signalling_nans_in_a_numpy_array_encode_as_upb_does() -> None:
     data = _packed(51, _floats(*FLOAT32_NANS))
     decoded: Any = codec.Decoder(struct_of(everything_pb2.AllTypes), numpy=True).decode(data)

@@ -109,9 +109,11 @@ def struct(message_type: Any) -> type:
     plan = _plans.get(_key(descriptor))
     if plan is None:
         with _making:
-            plan = _plan(descriptor)
-            _plans.update(_pending)  # the classes made for it, each whole now
-            _pending.clear()
+            try:
+                plan = _plan(descriptor)
+                _plans.update(_pending)  # the classes made for it, each whole now
+            finally:
+                _pending.clear()  # all or nothing: after an error, none of them
     return plan.cls  # type: ignore[no-any-return]
 
 

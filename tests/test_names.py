@@ -261,6 +261,23 @@ def test_a_field_named_as_python_names_its_own_is_a_schema_error(name: str) -> N
         codec.struct(Upb)
 
 
+def test_a_class_that_cannot_be_made_leaves_nothing_behind() -> None:
+    """All or nothing: the types planned before the error are planned again, whole."""
+    file = descriptor_pb2.FileDescriptorProto(name="half.proto", package="half")
+    good = file.message_type.add(name="Good")
+    good.field.add(name="value", number=1, type=FDP.TYPE_INT32, label=FDP.LABEL_OPTIONAL)
+    bad = file.message_type.add(name="Bad")
+    bad.field.add(name="good", number=1, type=FDP.TYPE_MESSAGE, type_name=".half.Good")
+    bad.field.add(name="__init__", number=2, type=FDP.TYPE_INT32, label=FDP.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    for _ in range(2):
+        with pytest.raises(codec.SchemaError, match=r"half\.Bad\.__init__"):
+            codec.struct(pool.FindMessageTypeByName("half.Bad"))
+    Good = codec.struct(pool.FindMessageTypeByName("half.Good"))
+    assert Good is not None and codec.decode(Good, b"\x08\x07").value == 7
+
+
 def _message_class(names: list[str], package: str, repeated: str | None = None) -> Any:
     """A upb class of message ``M`` with an int32 field of each name (and a repeated one)."""
     file = descriptor_pb2.FileDescriptorProto(name=f"{package}.proto", package=package)

@@ -239,7 +239,7 @@ cdef class FieldPlan:
 cdef class MessagePlan:
     cdef readonly str full_name
     cdef readonly tuple fields_by_slot, fields, numbered
-    cdef readonly dict by_number, by_name, oneofs
+    cdef readonly dict by_number, by_name, oneofs, oneof_names
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls, required
     cdef readonly FieldPlan extensions  # the hidden slot of the extensions' struct, or None
@@ -249,7 +249,7 @@ cdef class MessagePlan:
     @cython.locals(field=FieldPlan)
     cpdef rename(self, str full_name)
     @cython.locals(member=FieldPlan, slot=Py_ssize_t)
-    cpdef add_oneof(self, str name, tuple slots)
+    cpdef add_oneof(self, str name, tuple slots, bint synthetic=*)
     @cython.locals(bits=Py_ssize_t, field=FieldPlan)
     cpdef bind(self, object cls, bint message_bits=*)
     cpdef extend(self, MessagePlan extensions)

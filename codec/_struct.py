@@ -196,7 +196,8 @@ class MessagePlan:
                 numbered[field.number] = field
         self.numbered = tuple(numbered)
         self.presence_words = 0  # 64-bit words of presence bits
-        self.oneofs: dict[str, tuple[int, ...]] = {}
+        self.oneofs: dict[str, tuple[int, ...]] = {}  # whose members clear each other
+        self.oneof_names: dict[str, tuple[int, ...]] = {}  # those and the synthetic ones
         self.cls: Any = None
         # Called with a message before it is encoded whole (not partial): raises the
         # EncodeError for required fields not set. None: the type cannot miss any.
@@ -211,10 +212,18 @@ class MessagePlan:
         for field in self.fields_by_slot:
             field.label = f"{full_name}.{field.name}"
 
-    def add_oneof(self, name: str, slots: tuple[int, ...]) -> None:
-        """Declare a oneof: setting one of its members clears the others."""
+    def add_oneof(self, name: str, slots: tuple[int, ...], synthetic: bool = False) -> None:
+        """Declare a oneof: setting one of its members clears the others.
+
+        A ``synthetic`` one (the oneof of a proto3 ``optional`` field, named
+        ``_field``) has one member, which clears nothing: only pb2's methods
+        know its name (``WhichOneof``, ``HasField``, ``ClearField``).
+        """
         if self.cls is not None:
             raise ValueError(f"{self.full_name} is already bound to its class")
+        self.oneof_names[name] = slots
+        if synthetic:
+            return
         self.oneofs[name] = slots
         for slot in slots:
             member = self.fields_by_slot[slot]
@@ -903,27 +912,34 @@ class Struct:
         raise AttributeError(f"cannot delete field {name!r}; ClearField unsets a field")
 
     def HasField(self, name: str) -> bool:  # pb2's name
-        """Whether a field with presence (or a sub-message) is set."""
+        """Whether a field with presence (or a sub-message), or a member of a oneof, is set."""
         plan = _plan_of_class(type(self))
         field = plan.by_name.get(name)
         if field is None:
+            if name in plan.oneof_names:
+                return Struct.WhichOneof(self, name) is not None
             raise ValueError(f"{plan.full_name} has no field {name!r}")
         if field.repeated or not (field.presence or field.message is not None):
             raise ValueError(f"{plan.full_name}.{name} has no presence")
         return _is_present(self, field, _slot(self, field))
 
     def ClearField(self, name: str) -> None:  # pb2's name
-        """Unset a field: it reads as its default again, and is not written."""
+        """Unset a field, or the member of a oneof: it reads as its default, and is not written."""
         plan = _plan_of_class(type(self))
         field = plan.by_name.get(name)
-        if field is None:
+        if field is not None:
+            _clear_field(plan, self, field)
+            return
+        slots = plan.oneof_names.get(name)
+        if slots is None:
             raise ValueError(f"{plan.full_name} has no field {name!r}")
-        _clear_field(plan, self, field)
+        for slot in slots:
+            _clear_field(plan, self, plan.fields_by_slot[slot])
 
     def WhichOneof(self, name: str) -> str | None:  # pb2's name
         """Name of the member of oneof ``name`` that is set, or None."""
         plan = _plan_of_class(type(self))
-        slots = plan.oneofs.get(name)
+        slots = plan.oneof_names.get(name)
         if slots is None:
             raise ValueError(f"{plan.full_name} has no oneof {name!r}")
         for slot in slots:

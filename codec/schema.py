@@ -301,7 +301,7 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
     """Link ``plan`` to the plans of its fields' types and make its struct class."""
     proto = descriptor_pb2.DescriptorProto()
     descriptor.CopyToProto(proto)
-    synthetic = {field.name for field in proto.field if field.proto3_optional}
+    synthetic = {index for index, field in enumerate(proto.field) if field.proto3_optional}
     for field, field_plan in zip(descriptor.fields, plan.fields_by_slot, strict=True):
         if field.message_type is not None:
             sub = _known_plan(field.message_type)
@@ -311,8 +311,7 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
                 sub.rename(f"{plan.full_name}.{field.name}")  # names the map in errors
     for oneof in descriptor.oneofs:
         members = tuple(field.index for field in oneof.fields)
-        if not (len(members) == 1 and oneof.fields[0].name in synthetic):
-            plan.add_oneof(oneof.name, members)
+        plan.add_oneof(oneof.name, members, len(members) == 1 and members[0] in synthetic)
     extensions = registered_extensions(descriptor)
     if extensions:
         plan.extend(_extensions_plan(plan, extensions))

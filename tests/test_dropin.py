@@ -127,6 +127,32 @@ def test_list_fields_as_pb2() -> None:
             assert codec.to_pb2(mine) == theirs, field.name
 
 
+@pytest.mark.parametrize(
+    ("setup", "name"),
+    [
+        pytest.param({}, "choice", id="oneof-unset"),
+        pytest.param({"c_uint32": 0}, "choice", id="oneof-set-to-zero"),
+        pytest.param({"c_inner": {}}, "choice", id="oneof-message"),
+        pytest.param({}, "_o_int32", id="optional-unset"),
+        pytest.param({"o_int32": 0}, "_o_int32", id="optional-set-to-zero"),
+    ],
+)
+def test_oneof_names_in_has_clear_and_which_as_pb2(setup: dict[str, Any], name: str) -> None:
+    """A oneof's name, a proto3 optional field's synthetic one (``_o_int32``) too."""
+    theirs = E.AllTypes(**setup)
+    mine = AllTypes.FromString(theirs.SerializeToString())
+    assert mine.WhichOneof(name) == theirs.WhichOneof(name)
+    assert mine.HasField(name) == theirs.HasField(name)
+    mine.ClearField(name)
+    theirs.ClearField(name)
+    assert (mine.WhichOneof(name), mine.HasField(name)) == (None, False)
+    assert codec.encode(mine) == theirs.SerializeToString(deterministic=True)
+    with pytest.raises(ValueError):
+        mine.HasField("no_such_oneof")
+    with pytest.raises(ValueError):
+        theirs.HasField("no_such_oneof")
+
+
 def test_required_fields() -> None:
     link = Link(next=Link(next=Link()))
     pb2 = L.Link(next=L.Link(next=L.Link()))

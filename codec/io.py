@@ -23,7 +23,11 @@ the pending frames whenever ``batch_size`` bytes are pending, and once at the
 end, then clears the encoder for the next batch, so its buffer is reused.
 Whatever ends the run early (an encode error, the messages' iterator), the
 frames of the messages before it are written first, so the sink holds a valid
-stream.
+stream. An error of the sink itself propagates as the sink raised it, and
+nothing more is handed to the sink: its traceback may still hold views of the
+encoder's buffer (a Python sink's frame holding the slice it was writing), so
+the buffer is neither cleared nor reused, and the encoder, private to the
+call, is dropped with the exception.
 """
 
 from __future__ import annotations
@@ -93,21 +97,33 @@ def write_frames(
     sink whenever ``batch_size`` bytes are pending (0: after every frame) and
     at the end. An error (:class:`~codec.errors.EncodeError`,
     :class:`~codec.errors.FrameTooLargeError`, the iterator's) propagates
-    once the frames of the messages before it are written.
+    once the frames of the messages before it are written. An error of the
+    sink (``OSError``, ``ssl.SSLError``, ...) propagates as it is, and
+    nothing more is written: how much of the batch being written reached the
+    sink is for the sink to tell.
     """
     write = _writer(sink)
     batch = checked_size("batch_size", batch_size)
     encoder = FrameEncoder(max_frame_size)
     count = 0
-    try:
-        for message in messages:
+    iterator = iter(messages)
+    while True:
+        try:
+            message = next(iterator, _END)
+            if message is _END:
+                break
             encoder.encode(message)
-            count += 1
-            if len(encoder) >= batch:
-                _flush(encoder, write)
-    finally:
-        _flush(encoder, write)
+        except BaseException:
+            _flush(encoder, write)
+            raise
+        count += 1
+        if len(encoder) >= batch:
+            _flush(encoder, write)
+    _flush(encoder, write)
     return count
+
+
+_END = object()
 
 
 def _frames(
@@ -126,14 +142,18 @@ def _frames(
 
 
 def _flush(encoder: FrameEncoder, write: Callable[[memoryview], None]) -> None:
-    """Hand the pending frames to ``write``, then clear the encoder (even if it failed)."""
+    """Hand the pending frames to ``write``, then clear the encoder.
+
+    If ``write`` raises, its exception goes out untouched: the view is left to
+    the exception (whose traceback may hold slices of it) and the encoder is
+    not cleared, which would raise ``BufferError`` over the sink's error.
+    """
     if not len(encoder):
         return
-    try:
-        with encoder.getbuffer() as pending:
-            write(pending)
-    finally:
-        encoder.clear()
+    pending = encoder.getbuffer()
+    write(pending)
+    pending.release()
+    encoder.clear()
 
 
 def _reader(source: Any) -> Callable[[memoryview], int | None]:

@@ -19,7 +19,10 @@ What is checked, in both builds:
   payloads), the count is returned, batches are written as ``batch_size``
   says, partial writes of a raw sink are resumed, and whatever stops it
   (an encode error, an oversized frame, the iterator's own error) leaves the
-  frames of the messages before it written;
+  frames of the messages before it written; an error of the sink (a full
+  disk, a reset peer under a Python ``sendall`` that sends slices, as
+  ``ssl.SSLSocket``'s does) reaches the caller as the sink raised it, not
+  hidden under a ``BufferError``, and the sink is not written to again;
 * bad sources, sinks and options are ``TypeError``/``ValueError`` at the
   call, before anything is read;
 * constant memory (tracemalloc): reading 100,000 frames (3.7 MB, from
@@ -29,6 +32,7 @@ What is checked, in both builds:
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import socket
@@ -390,6 +394,76 @@ def test_an_error_leaves_the_frames_before_it_written(messages: Any, error: type
     with pytest.raises(error):
         codec.write_frames(sink, messages, max_frame_size=1000, batch_size=64 * KiB)
     assert sink.getvalue() == MIXED_STREAM
+
+
+class FailingSink(Recording):
+    """A raw sink that takes ``room`` bytes, then fails as a full disk does.
+
+    Like any Python sink, the frame of the failing ``write`` (and so the slice
+    it was handed) stays alive in the traceback of the error.
+    """
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def write(self, b: Any) -> int:
+        if len(self.data) + len(b) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return super().write(b)
+
+
+class ResetSocket:
+    """A sink whose Python ``sendall`` sends slices (as ``ssl.SSLSocket``'s does), then is reset."""
+
+    def __init__(self, room: int) -> None:
+        self.data = bytearray()
+        self.room = room
+
+    def send(self, data: memoryview) -> int:
+        if len(self.data) >= self.room:
+            raise ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+        taken = bytes(data[: min(100, self.room - len(self.data))])
+        self.data += taken
+        return len(taken)
+
+    def sendall(self, data: memoryview) -> None:
+        with memoryview(data) as view, view.cast("B") as byte_view:
+            count = 0
+            while count < len(byte_view):
+                count += self.send(byte_view[count:])
+
+
+@pytest.mark.parametrize("batch_size", [0, 256, 64 * KiB], ids=["frame", "batch", "end"])
+@pytest.mark.parametrize(
+    ("make_sink", "error", "code"),
+    [
+        pytest.param(FailingSink, OSError, errno.ENOSPC, id="enospc"),
+        pytest.param(ResetSocket, ConnectionResetError, errno.ECONNRESET, id="reset"),
+    ],
+)
+def test_the_sinks_error_reaches_the_caller(
+    make_sink: Callable[[int], Any], error: type, code: int, batch_size: int
+) -> None:
+    room = len(MIXED_STREAM) * 3 + 7
+    sink = make_sink(room)
+    with pytest.raises(error) as info:
+        codec.write_frames(sink, MIXED * 10, batch_size=batch_size)
+    assert type(info.value) is error
+    assert isinstance(info.value, OSError)
+    assert info.value.errno == code
+    assert info.value.__context__ is None  # nothing raised over it, nothing under it
+    assert len(sink.data) <= room
+    # the sink was not written again after it failed
+    failed_at = len(sink.data)
+    assert bytes(sink.data) == (MIXED_STREAM * 10)[:failed_at]
+
+
+def test_a_sink_error_after_an_encode_error_is_the_sinks() -> None:
+    sink = FailingSink(room=0)
+    with pytest.raises(OSError, match="No space left") as info:
+        codec.write_frames(sink, [*MIXED, 42])
+    assert isinstance(info.value.__context__, TypeError)  # what stopped the run, under it
 
 
 # --- arguments ----------------------------------------------------------------------------

@@ -445,6 +445,16 @@ def test_bad_json_line_names_its_line_number(files: Files) -> None:
     assert result.out == frames([Reading(name="a")])  # the lines before it
 
 
+def test_a_line_nested_too_deep_is_a_one_line_error(files: Files) -> None:
+    lines = b'{"name": "a"}\n' + b'{"tag": ' * 100_000 + b"{}" + b"}" * 100_000 + b"\n"
+    result = run_module("encode", *schema_args(files), stdin=lines)
+    assert (result.status, result.err) == (
+        1,
+        "codec encode: line 2: ParseError: the JSON nests too deep\n",
+    )
+    assert result.out == frames([Reading(name="a")])
+
+
 @pytest.mark.parametrize(
     ("line", "error"),
     [
@@ -452,8 +462,21 @@ def test_bad_json_line_names_its_line_number(files: Files) -> None:
         (b"[1, 2]", "line 2: expected a JSON object, got list"),
         (b'{"tsNs": "-1"}', "line 2: ParseError: "),
         (b'{"name": "\xff"}', "line 2: UnicodeDecodeError: "),
+        (b'{"name": "a", "name": "b"}', "line 2: ParseError: duplicate key 'name'"),
+        (b'{"tag": {"key": "a", "key": "b"}}', "line 2: ParseError: duplicate key 'key'"),
+        (b'{"tag": ' * 100_000 + b"{}" + b"}" * 100_000, "line 2: ParseError: the JSON nests"),
+        (b'{"samples": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "line 2: ParseError: the"),
     ],
-    ids=["unknown-field", "not-an-object", "out-of-range", "not-utf8"],
+    ids=[
+        "unknown-field",
+        "not-an-object",
+        "out-of-range",
+        "not-utf8",
+        "duplicate-key",
+        "duplicate-nested-key",
+        "too-deep-for-json",
+        "too-deep-list",
+    ],
 )
 def test_bad_line(cli: Any, files: Files, line: bytes, error: str) -> None:
     result = cli("encode", *schema_args(files), stdin=b"{}\n" + line + b"\n")

@@ -151,12 +151,23 @@ def _parse_line(
     schema: Schema,
     args: argparse.Namespace,
 ) -> pb_message.Message:
+    """The message of one JSON line, read as ``json_format.Parse`` reads JSON text.
+
+    Any line that is not such a message is a :class:`CliError` naming the line:
+    bad JSON, a duplicate key (``json_format`` refuses them, as
+    :func:`codec.from_json` does), nesting too deep for the JSON reader (a
+    ``RecursionError``) or for ``json_format``'s limit of 100 levels.
+    """
     try:
-        value = json.loads(line)
+        value = json.loads(line, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise CliError(f"line {number}: JSONDecodeError: {exc.msg} (column {exc.colno})") from None
     except UnicodeDecodeError as exc:
         raise CliError(f"line {number}: UnicodeDecodeError: {exc.reason}") from None
+    except _DuplicateKey as exc:
+        raise CliError(f"line {number}: ParseError: duplicate key {exc.key!r}") from None
+    except RecursionError:
+        raise CliError(f"line {number}: ParseError: the JSON nests too deep") from None
     if not isinstance(value, dict):
         raise CliError(f"line {number}: expected a JSON object, got {type(value).__name__}")
     message = message_class()
@@ -169,7 +180,27 @@ def _parse_line(
         )
     except json_format.ParseError as exc:
         raise CliError(f"line {number}: ParseError: {exc}") from None
+    except RecursionError:
+        raise CliError(f"line {number}: ParseError: the JSON nests too deep") from None
     return message
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's dict, refusing a key given twice (which ``json.loads`` keeps the last of)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
 
 
 # --- the parser ----------------------------------------------------------------

@@ -48,6 +48,7 @@ from codec.profiler import (
     PacketWriter,
     PerfettoStats,
     PerfettoWriter,
+    Receiver,
     Registry,
     ScopeKind,
     Session,
@@ -467,6 +468,128 @@ def test_a_negative_time_raises_an_encode_error_and_writes_none_of_the_frame() -
     read = read_trace(out.getvalue())
     assert [s.name for s in read.slices[read.track_named("frames")]] == ["frame 1"]
     assert len(read.slices[read.track_named("main")]) == 1
+
+
+def track_of(track_ref: int, starts: list[int], durations: list[int]) -> TrackScopes:
+    """Top-level scopes of scope id 1 at ``starts``, lasting ``durations``."""
+    count = len(starts)
+    return TrackScopes(
+        track_ref,
+        np.ones(count, dtype=np.uint32),
+        np.array(starts, dtype=np.int64),
+        np.array(durations, dtype=np.int64),
+        np.zeros(count, dtype=np.uint8),
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (Frame(2, T0, 10, (track_of(1, [T0], [-5]),)), "track 1: a scope lasts -5 ns"),
+        (
+            Frame(2, T0, 10, (track_of(1, [T0, T0 + 1], [1, -1]),)),
+            "track 1: a scope lasts -1 ns",
+        ),
+        (
+            Frame(2, 2**63 - 10, 5, (track_of(1, [2**63 - 10], [10]),)),
+            "track 1: a scope starts at 9223372036854775798 ns and lasts 10 ns",
+        ),
+        (Frame(2, T0, -1, ()), "frame 2: starts at 1700000000000000000 ns and lasts -1 ns"),
+        (Frame(2, -1, 1, ()), "frame 2: starts at -1 ns"),
+        (Frame(2, 2**63 - 1, 1, ()), "frame 2: starts at 9223372036854775807 ns and lasts 1 ns"),
+        (
+            Frame(
+                2,
+                T0,
+                0,
+                (
+                    TrackScopes(
+                        1,
+                        *(
+                            np.zeros(n, d)
+                            for n, d in zip([1, 1, 0, 1], ["u4", "i8", "i8", "u1"], strict=True)
+                        ),
+                    ),
+                ),
+            ),
+            r"track 1: columns of \[0, 1\] scopes",
+        ),
+    ],
+    ids=[
+        "negative-duration",
+        "negative-duration-after-a-good-scope",
+        "end-past-int64",
+        "negative-frame-duration",
+        "negative-frame-start",
+        "frame-end-past-int64",
+        "columns-of-different-lengths",
+    ],
+)
+def test_a_frame_that_cannot_be_written_writes_nothing(bad: Frame, error: str) -> None:
+    registry = sample_registry()
+    good = make_frame(1, [nested_track(1, [1], [0], T0, [1])])
+    later = make_frame(3, [nested_track(1, [1, 2], [0, 1], T0 + 100, [1])])
+    out = io.BytesIO()
+    with PerfettoWriter(out) as trace:
+        trace.add_frame(good, registry)
+        before = trace.stats()
+        with pytest.raises(EncodeError, match=error):
+            trace.add_frame(bad, registry, Session.new("a session of its own"))
+        assert trace.stats() == before
+        trace.add_frame(later, registry)
+    read = read_trace(out.getvalue())  # the whole trace parses
+    assert [s.name for s in read.slices[read.track_named("frames")]] == ["frame 1", "frame 3"]
+    assert len(read.slices[read.track_named("main")]) == 3
+    assert {t.name for t in read.tracks.values() if t.HasField("process")} == {"codec profiler"}
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (
+            Frame(2, T0 + 100, 10, (track_of(1, [T0 + 100, T0 + 105], [10, -1]),)),
+            "track 1: a scope lasts a negative time",
+        ),
+        (
+            Frame(2, T0 + 100, 10, (track_of(1, [T0 + 100, 2**63 - 5], [10, 5]),)),
+            r"track 1: a scope ends after 2\*\*63 - 1 ns",
+        ),
+        (
+            Frame(2, T0 + 100, 2**63, (track_of(1, [T0 + 100, T0 + 105], [10, 1]),)),
+            r"a frame starts at 1700000000000000100 ns and lasts 9223372036854775808 ns",
+        ),
+        (
+            Frame(2, T0 + 100, 2**63 - T0 - 100, (track_of(1, [T0 + 100], [10]),)),
+            r"a frame starts at .* ns and lasts .* ns: past 2\*\*63 - 1",
+        ),
+    ],
+    ids=["negative-duration", "end-past-int64", "frame-duration-2**63", "frame-end-past-int64"],
+)
+def test_a_capture_frame_with_times_out_of_range_is_damaged(
+    tmp_path: Path, bad: Frame, error: str
+) -> None:
+    registry = sample_registry()
+    writer = PacketWriter(Session.new("capture"))
+    out = FrameEncoder()
+    writer.keyframe(out, registry)
+    good = make_frame(1, [nested_track(1, [1, 2], [0, 1], T0, [3])])
+    for frame in (good, bad):
+        writer.frame(out, frame.index, frame.start_ns, frame.duration_ns, frame.tracks, 2)
+    receiver = Receiver()  # as a viewer reads the stream
+    receiver.feed(bytes(out.getbuffer()))
+    with pytest.raises(StreamError, match=error):
+        list(receiver)
+    writer.keyframe(out, registry)
+    later = make_frame(3, [nested_track(1, [1], [0], T0 + 200, [3])])
+    writer.frame(out, 3, later.start_ns, later.duration_ns, later.tracks, 1)
+    data = bytes(out.getbuffer())
+    read = [item.index for _, item in read_capture(data) if isinstance(item, Frame)]
+    assert read == [1, 3]  # refused as damaged, read again from the next keyframe
+    path = tmp_path / "capture.pftrace"
+    write_perfetto_capture(data, path)
+    trace = read_trace(path.read_bytes())
+    frame_names = [s.name for s in trace.slices[trace.track_named("frames")]]
+    assert frame_names == ["frame 1", "frame 3"]
 
 
 @pytest.mark.parametrize(

@@ -502,12 +502,11 @@ def read_frame(body: memoryview, registry: Registry, max_elements: int) -> Frame
             _read_track(value, start, registry, columns)
     tracks = columns.tracks()
     _check_trees(tracks, registry)
-    frame = Frame(
-        _number(meta, FrameMetaField.FRAME_INDEX),
-        start,
-        _number(meta, FrameMetaField.DURATION_NS),
-        tracks,
-    )
+    _check_times(tracks)
+    duration = _number(meta, FrameMetaField.DURATION_NS)
+    if duration > _MAX_TIME - start:
+        raise StreamError(f"a frame starts at {start} ns and lasts {duration} ns: past 2**63 - 1")
+    frame = Frame(_number(meta, FrameMetaField.FRAME_INDEX), start, duration, tracks)
     declared = _number(meta, FrameMetaField.NUM_SCOPES)
     if frame.num_scopes != declared:
         raise StreamError(
@@ -588,6 +587,28 @@ def _check_trees(tracks: TrackColumns, registry: Registry) -> None:
         raise StreamError(f"track {ref}: scope id outside 1..{defined}")
 
 
+def _check_times(tracks: TrackColumns) -> None:
+    """Every duration is at least 0, and every scope ends by ``2**63 - 1`` ns.
+
+    A duration is a ``uint64`` on the wire, kept as an ``int64``: one of
+    ``2**63`` or more would read as negative, and an end past the ``int64``
+    range would wrap, so either is refused here rather than met by a
+    consumer (an export, an analysis) halfway through its output.
+    """
+    starts, durations, ends = tracks.start_ns, tracks.duration_ns, tracks.ends
+    if not len(durations):
+        return
+    bad = numpy.flatnonzero(durations < 0)
+    what = "lasts a negative time"
+    if not len(bad):
+        bad = numpy.flatnonzero(starts + durations < starts)  # wrapped past 2**63 - 1
+        what = "ends after 2**63 - 1 ns"
+    if len(bad):
+        ref = tracks.track_refs[numpy.searchsorted(ends, bad[0], side="right")]
+        raise StreamError(f"track {ref}: a scope {what}")
+
+
+_MAX_TIME = 2**63 - 1
 _EMPTY = numpy.zeros(0, dtype=numpy.uint64)
 # Every scope takes at least 4 bytes of its track on the wire (a byte in each column).
 _MIN_SCOPE_BYTES = 4

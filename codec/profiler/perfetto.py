@@ -47,7 +47,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy
 import numpy.typing as npt
@@ -134,6 +134,7 @@ _PACKET_TAG = bytes([_TRACE_PACKET << 3 | LEN])
 # A timestamp is an int64 that is not negative: at most 9 bytes as a varint, which takes
 # one byte more for every one of these it reaches.
 _MAX_TIMESTAMP_BYTES = 9
+_MAX_TIME = 2**63 - 1
 _VARINT_STEPS = numpy.array([1 << 7 * n for n in range(1, _MAX_TIMESTAMP_BYTES)], dtype=numpy.int64)
 
 # ThreadDescriptor.tid is an int32: a larger OS thread id names a child track instead.
@@ -191,7 +192,10 @@ class PerfettoWriter:
     ``trusted_packet_sequence_id``; ``chunk_size`` how many bytes gather
     before a write to the file. :meth:`add_frame` raises
     :class:`~codec.profiler.StreamError` for a scope or track the registry
-    does not define, and :class:`~codec.EncodeError` for a negative time.
+    does not define, and :class:`~codec.EncodeError` for a time that is
+    not an ``int64`` at least 0 (a negative start or duration, an end past
+    ``2**63 - 1``) or for columns of different lengths; either is raised
+    before anything of the frame is written, so the trace stays whole.
     """
 
     def __init__(
@@ -251,6 +255,7 @@ class PerfettoWriter:
         of its own, so the runs of a restarted producer stay apart (frames
         without a session share one process, "codec profiler").
         """
+        _check_times(frame)  # before anything is written: the frame goes out whole or not at all
         process = self._process(session)
         tracks = [
             (self._track(process, registry.track(scopes.track_ref)), scopes)
@@ -258,9 +263,6 @@ class PerfettoWriter:
             if len(scopes)
         ]
         for track, scopes in tracks:
-            earliest = int(numpy.min(scopes.start_ns))
-            if earliest < 0:  # checked before any slice: the frame is written whole or not
-                raise EncodeError(f"track {scopes.track_ref}: a scope starts at {earliest} ns")
             for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_heads.keys()):
                 track.begin_heads[scope_id] = self._begin_heads(track, registry.scope(scope_id))
         scopes_iid = self._annotation_names.iid(_SCOPES_ANNOTATION)
@@ -438,7 +440,7 @@ class PerfettoWriter:
         Each event is its head, chosen by the size of its timestamp's varint,
         then the timestamp.
         """
-        starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)  # not negative: add_frame
+        starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)  # checked: _check_times
         ends = starts + numpy.asarray(scopes.duration_ns, dtype=numpy.int64)
         writer = self._writer
         raw, timestamp = writer.raw, writer.uint64
@@ -467,6 +469,47 @@ class PerfettoWriter:
         count = len(scopes)
         self.packets += 2 * count
         self.slices += count
+
+
+def _check_times(frame: Frame) -> None:
+    """:class:`EncodeError` unless every time of ``frame`` can be written.
+
+    A timestamp is an ``int64`` that is not negative: every start and
+    duration at least 0, every end (start + duration) at most ``2**63 - 1``,
+    and each track's columns of one length. Checked before the frame's first
+    byte, since its slice events are written a head, then a timestamp.
+    """
+    for scopes in frame.tracks:
+        ref = scopes.track_ref
+        lengths = {len(column) for column in _columns(scopes)}
+        if len(lengths) != 1:
+            raise EncodeError(f"track {ref}: columns of {sorted(lengths)} scopes")
+        if not len(scopes):
+            continue
+        starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)
+        durations = numpy.asarray(scopes.duration_ns, dtype=numpy.int64)
+        earliest, shortest = int(starts.min()), int(durations.min())
+        if earliest < 0:
+            raise EncodeError(f"track {ref}: a scope starts at {earliest} ns")
+        if shortest < 0:
+            raise EncodeError(f"track {ref}: a scope lasts {shortest} ns")
+        late = numpy.flatnonzero(durations > _MAX_TIME - starts)  # no overflow: starts >= 0
+        if len(late):
+            row = late[0]
+            raise EncodeError(
+                f"track {ref}: a scope starts at {starts[row]} ns and lasts {durations[row]} ns,"
+                f" ending after 2**63 - 1 ns"
+            )
+    start, duration = int(frame.start_ns), int(frame.duration_ns)
+    if start < 0 or duration < 0 or start + duration > _MAX_TIME:
+        raise EncodeError(
+            f"frame {frame.index}: starts at {start} ns and lasts {duration} ns"
+            f" (times must be in 0..2**63 - 1 ns)"
+        )
+
+
+def _columns(scopes: TrackScopes) -> tuple[Any, ...]:
+    return (scopes.scope_id, scopes.start_ns, scopes.duration_ns, scopes.depth)
 
 
 def _varint_sizes(values: npt.NDArray[numpy.int64]) -> list[int]:

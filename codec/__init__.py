@@ -16,7 +16,7 @@ _pure.install()
 
 from codec import varint  # noqa: E402
 from codec._json import from_dict, from_json, to_dict, to_json  # noqa: E402
-from codec._message import Message  # noqa: E402
+from codec._message import Enum, Message  # noqa: E402
 from codec._pure import PurePythonWarning  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
@@ -87,6 +87,7 @@ __all__ = [
     "Decoder",
     "DepthLimitError",
     "EncodeError",
+    "Enum",
     "FrameDecoder",
     "FrameEncoder",
     "FrameTooLargeError",

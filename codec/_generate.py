@@ -8,14 +8,15 @@ imports. Beside that run-time part, an ``if TYPE_CHECKING:`` block
 declares the same classes for type checkers: each message class derives
 from :class:`codec.Message` and declares its fields with their Python
 types, a keyword-only ``__init__``, its nested types and the values of its
-nested enums; each enum is an ``enum.IntEnum``. One file, so the module a
+nested enums; each enum is a :class:`codec.Enum` (an ``IntEnum`` with pb2's
+enum-type methods). One file, so the module a
 program imports is the one its type checker reads.
 
 Protobuf's own files (``google/protobuf/*.proto``) are not written: their
 modules ship in :mod:`codec.wellknown`, made by this generator
 (:func:`write_well_known`), so every generated module shares one
 ``Timestamp`` class. ``descriptor.proto`` has none: a field of one of its
-types is declared as a :class:`codec.Message` (or an ``IntEnum``).
+types is declared as a :class:`codec.Message` (or a :class:`codec.Enum`).
 
 The text is what ``ruff format`` makes of it at its default settings, and
 passes ``ruff check``; the same set gives the same bytes. The module uses
@@ -25,12 +26,11 @@ type named as a Python keyword, as a struct class's own attribute
 (``DESCRIPTOR``, pb2's methods) or with two leading underscores (which a
 class body mangles) is left out of the declarations (``getattr`` still
 reads a field), as is an enum value named so, or as an ``IntEnum``
-attribute, or that ``IntEnum`` takes for no member.
+attribute, or that has no member (``codec.schema.is_enum_member``).
 """
 
 from __future__ import annotations
 
-import enum
 import keyword
 import re
 from collections.abc import Iterable, Iterator
@@ -47,13 +47,14 @@ from codec._descriptor_set import (
     path_in_file,
     well_known_file,
 )
+from codec._message import Enum
 from codec.errors import SchemaError
 from codec.schema import CLASS_ATTRIBUTES, is_enum_member
 
 COMMAND = "python -m codec generate"
 #: Names a generated module uses itself, beside the aliases of its imports.
 RESERVED = frozenset(
-    ("TYPE_CHECKING", "_FILE", "_builtins", "_classes", "_codec", "_enum", "_generated", "_self")
+    ("TYPE_CHECKING", "_FILE", "_builtins", "_classes", "_codec", "_generated", "_self")
 )
 _WIDTH = 88  # ruff's default line length
 _SCALARS = {
@@ -63,7 +64,7 @@ _SCALARS = {
     FieldDescriptor.TYPE_STRING: "str",
     FieldDescriptor.TYPE_BYTES: "bytes",
 }
-_ENUM_NAMES = frozenset(dir(enum.IntEnum))
+_ENUM_NAMES = frozenset(dir(Enum))
 
 
 def module_name(file_name: str) -> str | None:
@@ -236,8 +237,8 @@ class _Module:
         if isinstance(descriptor, Descriptor):
             self.used.add("_codec")
             return "_codec.Message"
-        self.used.add("_enum")
-        return "_enum.IntEnum"
+        self.used.add("_codec")
+        return "_codec.Enum"
 
     def _builtin(self, name: str, members: set[str]) -> str:
         if name in members or name in self.top_names:
@@ -297,8 +298,8 @@ class _Module:
         return f"class {message.name}(_codec.Message):"
 
     def _enum_header(self, enum_type: EnumDescriptor) -> str:
-        self.used.add("_enum")
-        return f"class {enum_type.name}(_enum.IntEnum):"
+        self.used.add("_codec")
+        return f"class {enum_type.name}(_codec.Enum):"
 
     # --- the module ------------------------------------------------------------------
 
@@ -360,8 +361,6 @@ class _Module:
         standard = []
         if "_builtins" in self.used:
             standard.append("import builtins as _builtins")
-        if "_enum" in self.used:
-            standard.append("import enum as _enum")
         standard.append("from typing import TYPE_CHECKING")
         codec = ["import codec as _codec"] if "_codec" in self.used else []
         codec.append("from codec import _generated")

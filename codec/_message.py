@@ -25,9 +25,10 @@ an attribute a class does not declare is an error, as it is at run time.
 
 from __future__ import annotations
 
+import enum
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from codec._decode import decode
 from codec._encode import encode, message_size
@@ -45,7 +46,7 @@ from codec.errors import EncodeError
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
 
-__all__ = ["Message", "check_required", "registered_extensions", "requires"]
+__all__ = ["Enum", "Message", "check_required", "registered_extensions", "requires"]
 
 
 class Message(Struct):
@@ -148,6 +149,49 @@ class Message(Struct):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self.__copy__()
+
+
+class Enum(enum.IntEnum):
+    """The base of generated enum classes: an ``IntEnum`` with pb2's enum-type methods.
+
+    ``Name``, ``Value``, ``keys``, ``values`` and ``items`` answer from the
+    descriptor, as pb2's ``EnumTypeWrapper`` does, so they know every value,
+    the ones with no member too (see ``codec.schema.is_enum_member``).
+    """
+
+    DESCRIPTOR: ClassVar[EnumDescriptor]  # set on each generated class
+    NUMBERS: ClassVar[dict[str, int]]  # each value's number by its name, set with DESCRIPTOR
+
+    @classmethod
+    def Name(cls, number: int) -> str:
+        """The name of value ``number``; ValueError if the enum has none."""
+        value = cls.DESCRIPTOR.values_by_number.get(number)
+        if value is None:
+            raise ValueError(f"enum {cls.DESCRIPTOR.full_name} has no name for value {number!r}")
+        return value.name
+
+    @classmethod
+    def Value(cls, name: str) -> int:
+        """The number of the value named ``name``; ValueError if the enum has none."""
+        number = cls.NUMBERS.get(name)
+        if number is None:
+            raise ValueError(f"enum {cls.DESCRIPTOR.full_name} has no value named {name!r}")
+        return number
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        """The names of the values, in declaration order."""
+        return [value.name for value in cls.DESCRIPTOR.values]
+
+    @classmethod
+    def values(cls) -> list[int]:
+        """The numbers of the values, in declaration order."""
+        return [value.number for value in cls.DESCRIPTOR.values]
+
+    @classmethod
+    def items(cls) -> list[tuple[str, int]]:
+        """The (name, number) of each value, in declaration order."""
+        return [(value.name, value.number) for value in cls.DESCRIPTOR.values]
 
 
 # The methods' helpers are functions, not methods: a field may have a method's

@@ -547,11 +547,13 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
 
 
 def _enum_named(plan: MessagePlan, field: FieldPlan, name: str) -> Any:
-    """The member of an enum field's type named ``name`` (ValueError if there is none)."""
-    member = None if field.enum_type is None else field.enum_type.__members__.get(name)
-    if member is None:
+    """The value of an enum field's type named ``name``: its member, or its number if it has
+    none (ValueError if the enum has no such name)."""
+    values = field.enum_type
+    number = None if values is None else values.NUMBERS.get(name)
+    if number is None:
         raise _encode_error(field, plan, f"{name!r} is not a name of the enum")
-    return member
+    return values._value2member_map_.get(number, number)
 
 
 def _type_error(plan: MessagePlan, field: FieldPlan, expected: str, value: Any) -> TypeError:

@@ -41,7 +41,6 @@ attributes of its struct class, as of its pb2 class.
 
 from __future__ import annotations
 
-import enum
 import importlib
 import pickle
 import sys
@@ -57,7 +56,7 @@ from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
-from codec._message import Message, check_required, registered_extensions, requires
+from codec._message import Enum, Message, check_required, registered_extensions, requires
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     FieldAccess,
@@ -92,7 +91,7 @@ _STRING, _ENUM, _MESSAGE, _GROUP = (
 
 # Plans and enum classes by (descriptor pool, full name); only whole ones are published.
 _plans: dict[tuple[Any, str], MessagePlan] = {}
-_enums: dict[tuple[Any, str], type[enum.IntEnum]] = {}
+_enums: dict[tuple[Any, str], type[Enum]] = {}
 _making = threading.RLock()  # held while classes are made
 _pending: dict[tuple[Any, str], MessagePlan] = {}  # plans being made, not yet published
 
@@ -117,41 +116,53 @@ def struct(message_type: Any) -> type:
     return plan.cls  # type: ignore[no-any-return]
 
 
-def enum_class(enum_type: EnumDescriptor) -> type[enum.IntEnum]:
-    """The ``IntEnum`` class of a protobuf enum type (one per descriptor pool and full name)."""
+def enum_class(enum_type: EnumDescriptor) -> type[Enum]:
+    """The enum class of a protobuf enum type (one per descriptor pool and full name).
+
+    An ``IntEnum`` with pb2's enum-type methods (:class:`codec.Enum`), whose
+    members are the values whose names ``enum`` takes for members: a value
+    of another name (see :func:`is_enum_member`) has none and reads as an
+    ``int``, as every value does in pb2.
+    """
     key = _key(enum_type)
     found = _enums.get(key)
     if found is None:
         with _making:
             found = _enums.get(key)
             if found is None:
-                values = [(value.name, value.number) for value in enum_type.values]
-                found = _int_enum(enum_type.name, values, *_origin(enum_type))
+                found = _new_enum(enum_type)
                 _enums[key] = found
     return found
 
 
-def _int_enum(
-    name: str, values: list[tuple[str, int]], module: str, qualname: str
-) -> type[enum.IntEnum]:
-    """An ``IntEnum`` of the values whose names ``enum`` takes for members.
+def _new_enum(enum_type: EnumDescriptor) -> type[Enum]:
+    name = enum_type.name
+    members = [(v.name, v.number) for v in enum_type.values if is_enum_member(v.name, name)]
+    module, qualname = _origin(enum_type)
+    functional: Any = Enum  # the functional API, which type checkers do not model
+    made: Any = functional(name, members, module=module, qualname=qualname)
+    made.DESCRIPTOR = enum_type
+    made.NUMBERS = {value.name: value.number for value in enum_type.values}
+    return made  # type: ignore[no-any-return]
 
-    A value of another name (see :func:`is_enum_member`) has no member and
-    reads as an ``int``, as every value does in pb2.
-    """
-    members = [(value, number) for value, number in values if is_enum_member(value, name)]
-    made: Any = enum.IntEnum(name, members, module=module, qualname=qualname)  # type: ignore[misc]
-    return made
+
+#: Names an enum class keeps for pb2's methods and what they read.
+_ENUM_ATTRIBUTES = frozenset(("DESCRIPTOR", "NUMBERS", "Name", "Value", "items", "keys", "values"))
 
 
 def is_enum_member(name: str, enum_name: str) -> bool:
-    """Whether an ``IntEnum`` named ``enum_name`` takes a member named ``name``.
+    """Whether an enum class named ``enum_name`` has a member named ``name``.
 
     ``enum`` refuses ``mro`` and keeps ``_x_``, ``__x__`` and its private
-    ``_Name__x`` names for itself.
+    ``_Name__x`` names for itself, and the class keeps pb2's method names.
     """
     private = f"_{enum_name.lstrip('_')}__"
-    return name != "mro" and not name.startswith(private) and not (name[0] == name[-1] == "_")
+    return not (
+        name == "mro"
+        or name in _ENUM_ATTRIBUTES
+        or name.startswith(private)
+        or name[0] == name[-1] == "_"
+    )
 
 
 def _key(descriptor: Any) -> tuple[Any, str]:
@@ -418,7 +429,7 @@ def _field_plan(field: FieldDescriptor, slot: int, name: str | None = None) -> F
     if kind == _MESSAGE and delimited and not (is_map or in_map):
         kind = _GROUP
     closed = None
-    members: type[enum.IntEnum] | None = None
+    members: type[Enum] | None = None
     default = None if field.is_repeated or field.message_type is not None else field.default_value
     enum_type = field.enum_type
     if kind == _ENUM and enum_type is not None:

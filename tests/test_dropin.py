@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
+from google.protobuf.internal import enum_type_wrapper
 from schemas import everything_pb2 as E
 from schemas import extensions_2023_pb2, file_descriptor_set, file_descriptor_set_bytes
 from schemas import legacy_pb2 as L
@@ -257,6 +258,29 @@ def test_enum_types_are_int_enums() -> None:
     ]
     assert AllTypes.SHAPE_ROUND is shape.SHAPE_ROUND == E.AllTypes.SHAPE_ROUND
     assert Record.Kind.KIND_SPECIAL == 9 and Record.KIND_SPECIAL is Record.Kind.KIND_SPECIAL
+
+
+@pytest.mark.parametrize(
+    "ours",
+    [
+        pytest.param(AllTypes.Shape, id="nested"),
+        pytest.param(codec.load_structs(E)["everything.Color"], id="top-level"),
+        pytest.param(Record.Kind, id="closed"),
+    ],
+)
+def test_enum_types_have_pb2s_methods(ours: Any) -> None:
+    theirs = enum_type_wrapper.EnumTypeWrapper(ours.DESCRIPTOR)  # what a _pb2 module holds
+    assert issubclass(ours, codec.Enum)
+    assert ours.keys() == theirs.keys()
+    assert ours.values() == theirs.values()
+    assert ours.items() == theirs.items()
+    for name, number in theirs.items():
+        assert ours.Name(number) == theirs.Name(number) and ours.Value(name) == number
+    for call, argument in (("Name", 12345), ("Value", "NO_SUCH_NAME")):
+        with pytest.raises(ValueError):
+            getattr(theirs, call)(argument)
+        with pytest.raises(ValueError, match=f"{theirs.DESCRIPTOR.full_name} has no"):
+            getattr(ours, call)(argument)
 
 
 def test_top_level_enums_come_with_the_messages() -> None:

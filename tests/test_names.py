@@ -217,8 +217,11 @@ def test_enum_values_enum_refuses_read_as_ints(
     Kind, Names = structs["odd.Kind"], structs["odd.Names"]
     enum_type = pb2["odd.Names"].DESCRIPTOR.fields_by_name["kind"].enum_type
     values = {value.name: value.number for value in enum_type.values}
-    refused = {"mro", "_x_", "_Kind__z"}
+    refused = {"mro", "_x_", "_Kind__z", "DESCRIPTOR", "items", "keys"}  # enum's and pb2's names
     assert set(Kind.__members__) == set(values) - refused
+    assert Kind.Value("mro") == 1 and Kind.Name(7) == "_Kind__z" and Kind.keys() == list(values)
+    assert Kind.Value("keys") == 11 and Kind.DESCRIPTOR.full_name == "odd.Kind"
+    assert Names(kind="mro").kind == 1 and Names(kind="_x_").kind == 2
     for name, number in values.items():
         message = Names.FromString(_upb_bytes(pb2["odd.Names"](kind=number)))
         assert message.kind == number

@@ -10,7 +10,6 @@ TYPE_CHECKING block declares them for type checkers.
 
 from __future__ import annotations
 
-import enum as _enum
 from typing import TYPE_CHECKING
 
 import codec as _codec
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
 
         def __init__(self, *, values: list[Value] = ...) -> None: ...
 
-    class NullValue(_enum.IntEnum):
+    class NullValue(_codec.Enum):
         NULL_VALUE = 0
 else:
     _classes = _generated.load(__name__, _FILE)

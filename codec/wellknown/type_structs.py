@@ -10,7 +10,6 @@ TYPE_CHECKING block declares them for type checkers.
 
 from __future__ import annotations
 
-import enum as _enum
 from typing import TYPE_CHECKING
 
 import codec as _codec
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
         ) -> None: ...
 
     class Field(_codec.Message):
-        class Kind(_enum.IntEnum):
+        class Kind(_codec.Enum):
             TYPE_UNKNOWN = 0
             TYPE_DOUBLE = 1
             TYPE_FLOAT = 2
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
             TYPE_SINT32 = 17
             TYPE_SINT64 = 18
 
-        class Cardinality(_enum.IntEnum):
+        class Cardinality(_codec.Enum):
             CARDINALITY_UNKNOWN = 0
             CARDINALITY_OPTIONAL = 1
             CARDINALITY_REQUIRED = 2
@@ -163,7 +162,7 @@ if TYPE_CHECKING:
             value: _any_structs.Any | None = ...,
         ) -> None: ...
 
-    class Syntax(_enum.IntEnum):
+    class Syntax(_codec.Enum):
         SYNTAX_PROTO2 = 0
         SYNTAX_PROTO3 = 1
         SYNTAX_EDITIONS = 2

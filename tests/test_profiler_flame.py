@@ -10,7 +10,9 @@ What is checked:
   the width, a parent's width is its children's plus its self time, children
   sit inside their parent one row further from the base (up for a flame
   graph, down for an icicle graph), and the groups nest as the tree;
-* hover titles hold name, location, total, self and calls; names are escaped.
+* hover titles hold name, location, total, self and calls; names are escaped,
+  and a character XML 1.0 cannot hold (ESC, BEL, NUL, U+FFFE, a lone
+  surrogate, ...) is shown by a visible stand-in, so the SVG stays well-formed.
 """
 
 from __future__ import annotations
@@ -224,6 +226,36 @@ def test_titles_and_labels_are_escaped_and_read_back() -> None:
     assert lines[2] == "total 300 ns (100.0% of the track)"
     assert lines[3:] == ["self 200 ns", "calls 1"]
     assert top.findtext(f"{SVG}text") == '<draw> & "mesh" é'  # wide enough for its label
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("\x1b[31mred\x1b[0m", "\u241b[31mred\u241b[0m"),  # ANSI colours: ESC
+        ("bell\x07", "bell\u2407"),
+        ("nul\x00", "nul\u2400"),
+        ("a\x01b\x1fc", "a\u2401b\u241fc"),
+        ("not a character \ufffe \uffff", "not a character \ufffd \ufffd"),
+        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+        ("tab\tkept, \x7f and \x85 too", "tab\tkept, \x7f and \x85 too"),
+        ("</text><script>alert(1)</script>\x1b", "</text><script>alert(1)</script>\u241b"),
+    ],
+    ids=["esc", "bel", "nul", "c0", "non-characters", "surrogate", "allowed", "markup"],
+)
+def test_names_xml_cannot_hold_are_shown_by_stand_ins(tmp_path: Any, name: str, shown: str) -> None:
+    registry = Registry()
+    registry.add_scope(name, ScopeKind.FUNCTION, name, name, 1)
+    registry.add_track(f"track {name}", TrackKind.CPU_THREAD, 1)
+    frame = Frame(1, T0, 1000, (nested_track(1, [1], [0], T0, [1000]),))
+    path = tmp_path / "flame.svg"
+    write_flame_graph([frame], registry, path)  # UTF-8: a lone surrogate would not encode
+    root = ET.parse(path).getroot()  # well-formed
+    assert "<script" not in path.read_text(encoding="utf-8")
+    (section,) = groups(root, "track")
+    assert section.findtext(f"{SVG}text", "").startswith(f"track {shown}: ")
+    (top,) = groups(section, "scope")
+    assert (top.findtext(f"{SVG}title") or "").split("\n")[:2] == [shown, f"{shown}:1"]
+    assert top.findtext(f"{SVG}text") == shown  # wide enough for its label
 
 
 def test_narrow_rectangles_get_shortened_labels_or_none() -> None:

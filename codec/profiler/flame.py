@@ -17,12 +17,18 @@ the parent's self time), top-level scopes at the bottom (a flame graph) or at
 the top (an icicle graph). Each node is an SVG group holding its rectangle,
 a label when it fits, a ``<title>`` that browsers show on hover (name,
 location, total, self, calls) and its children's groups, so the document's
-nesting is the call tree. Every text is XML-escaped.
+nesting is the call tree. Every text goes through one function, :func:`_text`:
+markup characters are escaped, and a character that XML 1.0 cannot hold at
+all (a C0 control but tab, newline and carriage return; a lone surrogate;
+U+FFFE, U+FFFF) is shown by a visible stand-in (the control's picture, such
+as U+241B for ESC, else U+FFFD), so a name from any program, ANSI colours
+included, still makes a well-formed document.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -210,7 +216,7 @@ def flame_graph_svg(
         body.append(
             f'<g class="track" data-track-ref="{track.track.track_ref}" '
             f'data-total-ns="{track.total_ns}">'
-            f'<text class="heading" x="{_MARGIN}" y="{top + 17}">{escape(heading)}</text>'
+            f'<text class="heading" x="{_MARGIN}" y="{top + 17}">{_text(heading)}</text>'
         )
         start_ns = 0
         for root in track.roots:
@@ -288,19 +294,35 @@ def _draw(out: list[str], node: FlameNode, start_ns: int, level: int, section: _
     out.append(
         f'<g class="scope" data-scope-id="{scope.scope_id}" data-calls="{node.calls}" '
         f'data-total-ns="{node.total_ns}" data-self-ns="{node.self_ns}">'
-        f"<title>{escape(title)}</title>"
+        f"<title>{_text(title)}</title>"
         f'<rect x="{x:.3f}" y="{y}" width="{width:.3f}" height="{_BOX}" '
         f'fill="{_color(scope.name)}"/>'
     )
     fits = int((width - 6) / _CHAR)
     if fits >= _MIN_LABEL:
         label = scope.name if len(scope.name) <= fits else scope.name[: fits - 1] + "\u2026"
-        out.append(f'<text x="{x + 3:.3f}" y="{y + 11.5}">{escape(label)}</text>')
+        out.append(f'<text x="{x + 3:.3f}" y="{y + 11.5}">{_text(label)}</text>')
     child_ns = start_ns
     for child in node.children:
         _draw(out, child, child_ns, level + 1, section)
         child_ns += child.total_ns
     out.append("</g>")
+
+
+# What XML 1.0 cannot hold (its Char production): C0 controls but tab, LF and CR; lone
+# surrogates; U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    """The control's picture (U+2400 + code: NUL, ESC, ...), else the replacement character."""
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+
+
+def _text(value: str) -> str:
+    """``value`` as XML character data: escaped, with a stand-in for what XML cannot hold."""
+    return escape(_NOT_XML.sub(_stand_in, value))
 
 
 def _color(name: str) -> str:

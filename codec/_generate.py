@@ -17,6 +17,9 @@ modules ship in :mod:`codec.wellknown`, made by this generator
 (:func:`write_well_known`), so every generated module shares one
 ``Timestamp`` class. ``descriptor.proto`` has none: a field of one of its
 types is declared as a :class:`codec.Message` (or a :class:`codec.Enum`).
+A file under ``codec/`` is refused (:class:`~codec.errors.SchemaError`):
+its module would need an ``OUT/codec/__init__.py``, and a program run
+from ``OUT`` would import that empty package instead of this library.
 
 The text is what ``ruff format`` makes of it at its default settings, and
 passes ``ruff check``; the same set gives the same bytes. The module uses
@@ -65,6 +68,8 @@ _SCALARS = {
     FieldDescriptor.TYPE_BYTES: "bytes",
 }
 _ENUM_NAMES = frozenset(dir(Enum))
+# The library's own package: no generated module may live in a package of that name.
+_LIBRARY = __name__.partition(".")[0]
 
 
 def module_name(file_name: str) -> str | None:
@@ -83,6 +88,12 @@ def module_name(file_name: str) -> str | None:
     for part in parts:
         if not part.isidentifier() or keyword.iskeyword(part):
             raise SchemaError(f"cannot name a module after {file_name}: {part!r} is no identifier")
+    if parts[0] == _LIBRARY:
+        raise SchemaError(
+            f"cannot name a module after {file_name}: its package {_LIBRARY!r} would shadow"
+            f" the {_LIBRARY} library, which the generated modules import; give the file a"
+            f" path outside {_LIBRARY}/ (the name it is imported by, which -I sets)"
+        )
     return ".".join(parts)
 
 

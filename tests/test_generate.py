@@ -157,6 +157,33 @@ def test_a_file_name_that_is_no_module_name() -> None:
         _generate.module_name("3d/x.proto")
 
 
+@pytest.mark.parametrize("name", ["codec/messages.proto", "codec/wellknown/x.proto"])
+def test_a_file_under_codec_is_refused_not_shadowing_the_library(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = descriptor_pb2.FileDescriptorProto(name=name, package="shadow", syntax="proto3")
+    file.message_type.add(name="Message")
+    (tmp_path / "schema.pb").write_bytes(
+        descriptor_pb2.FileDescriptorSet(file=[file]).SerializeToString()
+    )
+    assert main(["generate", "-d", str(tmp_path / "schema.pb"), "-o", str(tmp_path / "out")]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith(
+        f"codec generate: cannot name a module after {name}: its package 'codec' would shadow"
+        " the codec library"
+    )
+    assert error.count("\n") == 1
+    assert not (tmp_path / "out").exists()  # nothing written, no codec/__init__.py
+    with pytest.raises(SchemaError, match=f"after {name}: its package 'codec'"):
+        _generate.module_name(name)
+
+
+def test_files_named_like_codec_but_not_in_its_package_are_fine() -> None:
+    assert _generate.module_name("codec.proto") == "codec_structs"
+    assert _generate.module_name("codecs/x.proto") == "codecs.x_structs"
+    assert _generate.module_name("myapp/codec/x.proto") == "myapp.codec.x_structs"
+
+
 # --- the classes -----------------------------------------------------------------------
 
 

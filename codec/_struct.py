@@ -498,7 +498,8 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     A bytes field also takes a bytearray or memoryview (the decoder's
     zero-copy values). Repeated and map fields take a sequence or a dict,
     kept as given (their elements are checked when they are encoded);
-    message fields take a struct of their type, or None to clear them.
+    message fields take a struct of their type, a dict of its fields' values
+    (made into one, as pb2's constructors take it), or None to clear them.
     """
     kind = field.kind
     if field.repeated:
@@ -510,8 +511,14 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         return value
     if kind in (MESSAGE, GROUP):
         sub: MessagePlan = field.message  # type: ignore[assignment]  # linked
+        if type(value) is dict:
+            try:
+                return sub.cls(**value)
+            except (TypeError, ValueError) as error:  # its type kept, the field named
+                error.args = (f"{field.label}: {error}",)
+                raise
         if value is not None and type(value) is not sub.cls:
-            raise _type_error(plan, field, f"a {sub.full_name} struct or None", value)
+            raise _type_error(plan, field, f"a {sub.full_name} struct, a dict or None", value)
         return value
     if kind == STRING:
         if type(value) is str:
@@ -811,11 +818,19 @@ def _extensions_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
     return _fields_equal(held, a, b)
 
 
+class UnknownFieldError(TypeError, ValueError):
+    """A constructor's keyword that names no field.
+
+    A ``TypeError``, as Python's functions raise for an unexpected keyword,
+    and a ``ValueError``, as pb2's constructors raise.
+    """
+
+
 def _named(plan: MessagePlan, name: Any) -> FieldPlan:
-    """The field named ``name`` (a keyword argument of a constructor); TypeError if none."""
+    """The field named ``name`` (a keyword argument of a constructor); UnknownFieldError if none."""
     field = plan.by_name.get(name)
     if field is None:
-        raise TypeError(f"{plan.full_name} has no field {name!r}")
+        raise UnknownFieldError(f"{plan.full_name} has no field {name!r}")
     return field
 
 

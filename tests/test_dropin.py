@@ -154,6 +154,23 @@ def test_oneof_names_in_has_clear_and_which_as_pb2(setup: dict[str, Any], name: 
         theirs.HasField("no_such_oneof")
 
 
+def test_a_constructor_takes_dicts_for_messages_and_refuses_unknown_keywords_as_pb2() -> None:
+    fields = {"f_inner": {"a": 3, "leaf": {"label": "l"}}, "f_leaf": {"id": 1}}
+    theirs = E.AllTypes(**fields)
+    mine = AllTypes(**fields)
+    assert codec.encode(mine) == theirs.SerializeToString(deterministic=True)
+    assert type(mine.f_inner) is AllTypes.Inner and mine.f_inner.leaf.label == "l"
+    mine.f_inner = {"a": 4}  # structs take more than pb2: an assignment too
+    assert mine.f_inner == AllTypes.Inner(a=4)
+    for cls in (E.AllTypes, AllTypes):
+        with pytest.raises(ValueError, match="nope"):  # pb2's type
+            cls(nope=1)
+    with pytest.raises(TypeError, match="nope"):  # and Python's, for a bad keyword
+        AllTypes(nope=1)
+    with pytest.raises(codec.EncodeError):  # a dict's value is checked as a keyword's
+        AllTypes(f_inner={"leaf": {"id": 2**40}})
+
+
 def test_required_fields() -> None:
     link = Link(next=Link(next=Link()))
     pb2 = L.Link(next=L.Link(next=L.Link()))

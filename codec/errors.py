@@ -7,11 +7,28 @@ decoder was given). Encoders raise :class:`EncodeError`. A frame over the size
 limit is refused by both sides, so :class:`FrameTooLargeError` is both. A
 schema that cannot become struct classes raises :class:`SchemaError`.
 
-Both bases derive from :class:`ValueError`, so code that already catches
-``ValueError`` around parsing keeps working.
+Each error is also what code written for google.protobuf catches, so that
+switching a pb2 class for a struct keeps every ``except`` clause working:
+
+* :class:`DecodeError` (and so every decode error) is an instance of
+  ``google.protobuf.message.DecodeError``, which pb2's ``FromString`` and
+  ``ParseFromString`` raise on any bad input;
+* :class:`EncodeError` is an instance of ``google.protobuf.message.EncodeError``,
+  which pb2's ``SerializeToString`` raises when a required field is missing;
+* both are also :class:`ValueError`, so code that already catches
+  ``ValueError`` around parsing or encoding keeps working.
+
+google.protobuf's classes come after :class:`CodecError` and before
+:class:`ValueError` in each method resolution order and carry no state, so
+``message``, ``offset`` and pickling stay codec's own. ``except
+google.protobuf.message.Error`` catches every decode and encode error;
+:class:`SchemaError` and the :class:`TypeError` of a misused argument are not
+protobuf errors.
 """
 
 from __future__ import annotations
+
+from google.protobuf import message as _protobuf
 
 __all__ = [
     "CodecError",
@@ -30,8 +47,8 @@ class CodecError(Exception):
     """Base class of every error raised by codec."""
 
 
-class DecodeError(CodecError, ValueError):
-    """Input bytes that cannot be decoded.
+class DecodeError(CodecError, _protobuf.DecodeError, ValueError):
+    """Input bytes that cannot be decoded; also a google.protobuf ``DecodeError``.
 
     ``offset`` is the position in the input where the problem was found, or
     ``None`` when no position applies.
@@ -72,8 +89,9 @@ class DepthLimitError(DecodeError):
     """Messages or groups nested deeper than the decoder's ``max_depth``."""
 
 
-class EncodeError(CodecError, ValueError):
-    """A value that cannot be encoded: out of range, wrong type, or no room in the buffer."""
+class EncodeError(CodecError, _protobuf.EncodeError, ValueError):
+    """A value that cannot be encoded: out of range, wrong type, a required field missing,
+    or no room in the buffer; also a google.protobuf ``EncodeError``."""
 
 
 class FrameTooLargeError(DecodeError, EncodeError):

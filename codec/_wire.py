@@ -238,10 +238,13 @@ def checked_bits(owner: object, kind: int, lent: object) -> int:
     """
     value = lent  # compiled: a reference of its own
     if kind in (DOUBLE, FLOAT):
-        if kind == FLOAT and _is_numpy(value, "float32"):
+        if type(value) is float:
+            number = value
+        elif kind == FLOAT and _is_numpy(value, "float32"):
             # its bits as it holds them: float() would set a signaling NaN's quiet bit
             return int.from_bytes(value.tobytes(), sys.byteorder)  # type: ignore[attr-defined]
-        number = value if type(value) is float else real_of(owner, kind, value, False)
+        else:
+            number = real_of(owner, kind, value, False)
         return float64_bits(number) if kind == DOUBLE else float32_bits(number)
     if kind == BOOL:
         if value is True or value is False:

@@ -1063,7 +1063,8 @@ def test_protobuf_encode_error_is_encode_error() -> None:
     before = bytes(encoder.getbuffer())
     with pytest.raises(EncodeError, match="missing required fields: id") as info:
         encoder.encode(_NotSerializable())
-    assert not isinstance(info.value, ProtobufEncodeError)
+    assert type(info.value) is EncodeError  # codec's own, which is also protobuf's EncodeError
+    assert isinstance(info.value.__cause__, ProtobufEncodeError)
     assert bytes(encoder.getbuffer()) == before
 
 
@@ -1340,8 +1341,8 @@ def test_unparsable_payload_is_codec_decode_error(data: bytes, offset: int, befo
         while (message := decoder.next_frame()) is not None:
             got.append(message)
     assert got == before
-    assert type(info.value) is DecodeError
-    assert not isinstance(info.value, ProtobufDecodeError)
+    assert type(info.value) is DecodeError  # codec's own, which is also protobuf's DecodeError
+    assert type(info.value.__cause__) is ProtobufDecodeError  # upb's verdict, translated
     assert info.value.offset == offset
     with pytest.raises(DecodeError) as again:
         decoder.next_frame()

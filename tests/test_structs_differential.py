@@ -99,6 +99,7 @@ from codec import _peerbench
 
 FD = FieldDescriptor
 ALL = all_classes()
+_FILES = frozenset(cls.DESCRIPTOR.file.name for cls in ALL.values())  # the schemas drawn from
 NAMES = sorted(ALL)
 
 # Types whose random instances reach every other type of their schema.
@@ -238,11 +239,17 @@ def _fill(draw: Callable[..., Any], message: Any, depth: int) -> None:
 
 @functools.cache
 def extensions_of(descriptor: Descriptor) -> list[FieldDescriptor]:
-    """The extensions of ``descriptor`` in its pool, by number."""
+    """The extensions of ``descriptor`` that the files of :data:`ALL` declare, by number.
+
+    Not all those of its pool: which other files are loaded there (another
+    test module's schemas extend ``descriptor.proto``'s options) must not
+    change what this module draws.
+    """
     if not descriptor.extension_ranges:
         return []
     found = descriptor.file.pool.FindAllExtensions(descriptor)
-    return sorted(found, key=lambda extension: extension.number)
+    ours = [extension for extension in found if extension.file.name in _FILES]
+    return sorted(ours, key=lambda extension: extension.number)
 
 
 def _message(descriptor: Descriptor, depth: int) -> st.SearchStrategy[Any]:

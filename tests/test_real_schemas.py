@@ -80,6 +80,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from schemas import message_descriptors
 from schemas.divergences import MESSAGE_TYPES, has_nan, is_map
+from schemas.strategies import INT_RANGES, scalar_values
 
 import codec
 from codec._extensions import extension_plan
@@ -173,18 +174,6 @@ def test_discovery() -> None:
 
 # --- the strategy: one content, built as a upb message and as a struct ------------------------
 
-INT_RANGES = {
-    FD.TYPE_INT32: (-(2**31), 2**31 - 1),
-    FD.TYPE_SINT32: (-(2**31), 2**31 - 1),
-    FD.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
-    FD.TYPE_INT64: (-(2**63), 2**63 - 1),
-    FD.TYPE_SINT64: (-(2**63), 2**63 - 1),
-    FD.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
-    FD.TYPE_UINT32: (0, 2**32 - 1),
-    FD.TYPE_FIXED32: (0, 2**32 - 1),
-    FD.TYPE_UINT64: (0, 2**64 - 1),
-    FD.TYPE_FIXED64: (0, 2**64 - 1),
-}
 
 # Values the JSON mapping of a well-known type accepts, by (message, field).
 JSON_SAFE: dict[tuple[str, str], st.SearchStrategy[Any]] = {
@@ -205,25 +194,7 @@ def scalars(field: FieldDescriptor) -> st.SearchStrategy[Any]:
     safe = JSON_SAFE.get((field.containing_type.full_name, field.name))
     if safe is not None:
         return safe
-    kind = field.type
-    if kind in INT_RANGES:
-        return st.integers(*INT_RANGES[kind])
-    if kind == FD.TYPE_FLOAT:
-        return st.floats(width=32)
-    if kind == FD.TYPE_DOUBLE:
-        return st.floats()
-    if kind == FD.TYPE_BOOL:
-        return st.booleans()
-    if kind == FD.TYPE_STRING:
-        return st.text(max_size=8)
-    if kind == FD.TYPE_BYTES:
-        return st.binary(max_size=8)
-    if kind == FD.TYPE_ENUM:
-        declared = st.sampled_from([value.number for value in field.enum_type.values])
-        if field.enum_type.is_closed:
-            return declared
-        return st.one_of(declared, st.integers(-(2**31), 2**31 - 1))
-    raise AssertionError(f"not a scalar field: {field.full_name}")
+    return scalar_values(field, max_size=8)
 
 
 @functools.cache

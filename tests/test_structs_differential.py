@@ -82,7 +82,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-from schemas import all_classes, everything_pb2, legacy_pb2
+from schemas import all_classes, everything_pb2, legacy_pb2, strategies
 from schemas.divergences import (
     MESSAGE_TYPES,
     deterministic,
@@ -120,19 +120,6 @@ BIG = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too
 
 # --- a generic strategy for google.protobuf messages -------------------------------
 
-INT_RANGES = {
-    FD.TYPE_INT32: (-(2**31), 2**31 - 1),
-    FD.TYPE_SINT32: (-(2**31), 2**31 - 1),
-    FD.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
-    FD.TYPE_INT64: (-(2**63), 2**63 - 1),
-    FD.TYPE_SINT64: (-(2**63), 2**63 - 1),
-    FD.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
-    FD.TYPE_UINT32: (0, 2**32 - 1),
-    FD.TYPE_FIXED32: (0, 2**32 - 1),
-    FD.TYPE_UINT64: (0, 2**64 - 1),
-    FD.TYPE_FIXED64: (0, 2**64 - 1),
-}
-
 
 @functools.cache
 def synthetic_oneofs(descriptor: Descriptor) -> frozenset[str]:
@@ -148,26 +135,7 @@ def synthetic_oneofs(descriptor: Descriptor) -> frozenset[str]:
 
 def scalar_values(field: FieldDescriptor) -> st.SearchStrategy[Any]:
     """Values of one scalar (non-message) field type."""
-    kind = field.type
-    if kind in INT_RANGES:
-        low, high = INT_RANGES[kind]
-        return st.integers(low, high)
-    if kind == FD.TYPE_FLOAT:
-        return st.floats(width=32)
-    if kind == FD.TYPE_DOUBLE:
-        return st.floats()
-    if kind == FD.TYPE_BOOL:
-        return st.booleans()
-    if kind == FD.TYPE_STRING:
-        return st.text(max_size=6)
-    if kind == FD.TYPE_BYTES:
-        return st.binary(max_size=6)
-    if kind == FD.TYPE_ENUM:
-        declared = st.sampled_from([value.number for value in field.enum_type.values])
-        if field.enum_type.is_closed:
-            return declared
-        return st.one_of(declared, st.integers(-(2**31), 2**31 - 1))
-    raise AssertionError(f"not a scalar field: {field.full_name}")
+    return strategies.scalar_values(field, max_size=6)
 
 
 def _fill(draw: Callable[..., Any], message: Any, depth: int) -> None:

@@ -57,6 +57,7 @@ from codec._descriptor_set import build_schema, message_types, path_in_file, sha
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._message import Enum, Message, check_required, registered_extensions, requires
+from codec._wellknown import bases_of
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     FieldAccess,
@@ -343,7 +344,7 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
             _add_constant(namespace, value.name, member)
     for extension in descriptor.extensions:  # pb2's class attributes: Scope.scoped
         _add_constant(namespace, extension.name, extension)
-    cls = type(descriptor.name, (Message,), namespace)
+    cls = type(descriptor.name, (*bases_of(descriptor.full_name), Message), namespace)
     plan.bind(cls)
     if requires(descriptor):
         plan.require(check_required)

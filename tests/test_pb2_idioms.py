@@ -75,6 +75,7 @@ def expr(group: str, name: str, code: Code, **marks: Any) -> None:
 
 UTC = datetime.UTC
 NAN = float("nan")
+_SPAN = bytes.fromhex("2a03616263")  # a Span's encoding: name: "abc"
 
 
 # Known differences, not fixed yet (each a strict xfail of the idioms that show it).
@@ -87,6 +88,8 @@ UNKNOWN_FIELD_SET = "google.protobuf.unknown_fields.UnknownFieldSet takes pb2 me
 STR_IS_REPR = "str() is the repr, not the text format"
 NOT_PB2_EQUAL = "a struct never equals a pb2 message"
 PB2_ARGUMENT = "MergeFrom and CopyFrom take a struct of the same class only, not a pb2 message"
+FLOAT32 = "a float field reads back the double assigned, not its float32 rounding"
+REPEATED_EXTENSION = "an unset repeated extension raises AttributeError when read"
 NO_TIMESTAMP = "no Timestamp helpers (codec._wellknown has no mixin for it yet)"
 NO_DURATION = "no Duration helpers (codec._wellknown has no mixin for it yet)"
 NO_ANY = "no Any helpers (codec._wellknown has no mixin for it yet)"
@@ -206,6 +209,35 @@ def extension_written_through(ns: Namespace) -> Any:
     message = ns.Extendable()
     message.Extensions[ns.ext.self].a = 3
     return message.HasExtension(ns.ext.self), message
+
+
+@idiom(SUB)
+def scalar_extension(ns: Namespace) -> Any:
+    message = ns.Extendable()
+    message.Extensions[ns.ext.i32] = 5
+    has = message.HasExtension(ns.ext.i32)
+    message.ClearExtension(ns.ext.s64)
+    return has, message.Extensions[ns.ext.s64], message
+
+
+expr(
+    SUB, "extension_wrong_type", lambda ns: ns.Extendable().Extensions.__setitem__(ns.ext.i32, "5")
+)
+
+
+@idiom(SUB, differs=REPEATED_EXTENSION)
+def repeated_extension_append(ns: Namespace) -> Any:
+    message = ns.Extendable()
+    message.Extensions[ns.ext.numbers].append(1)
+    message.Extensions[ns.ext.numbers].extend([2, 3])
+    return message
+
+
+@idiom(SUB)
+def proto2_sub_message_chain(ns: Namespace) -> Any:
+    link = ns.Link(a=1)
+    link.next.next.a = 3
+    return link.HasField("next"), link.next.HasField("a"), link.IsInitialized(), link
 
 
 @idiom(SUB, extension="a sub-message may be assigned", struct=(True, 1))
@@ -637,6 +669,32 @@ expr(BUILD, "int_for_double", lambda ns: ns.NumberDataPoint(as_double=1).as_doub
 expr(BUILD, "proto2_defaults", lambda ns: (ns.Record().count, ns.Record().note, ns.Record().ratio))
 
 
+expr(BUILD, "float_rounds_to_float32", lambda ns: ns.AllTypes(f_float=0.1).f_float, differs=FLOAT32)
+expr(
+    BUILD, "negative_zero_double", lambda ns: ns.NumberDataPoint(as_double=-0.0).SerializeToString()
+)
+expr(BUILD, "int64_out_of_range", lambda ns: ns.AllTypes(f_int64=2**63))
+expr(BUILD, "bytearray_to_from_string", lambda ns: ns.Span.FromString(bytearray(_SPAN)))
+expr(BUILD, "memoryview_to_from_string", lambda ns: ns.Span.FromString(memoryview(_SPAN)))
+
+
+@idiom(BUILD)
+def proto2_presence_and_default(ns: Namespace) -> Any:
+    record = ns.Record(count=0)
+    set_to_zero = record.HasField("count"), record.count
+    record.ClearField("count")
+    return set_to_zero, record.HasField("count"), record.count
+
+
+@idiom(BUILD)
+def numpy_scalars(ns: Namespace) -> Any:
+    import numpy as np
+
+    point = ns.NumberDataPoint(as_double=np.float64(0.5), time_unix_nano=np.uint64(7))
+    point.start_time_unix_nano = np.int64(3)
+    return point
+
+
 def _assign(field: str, value: Any, type_name: str = "Span") -> Code:
     def code(ns: Namespace) -> Any:
         message = getattr(ns, type_name)()
@@ -674,8 +732,6 @@ def assign_to_map_entry_wrong_type(ns: Namespace) -> Any:
 
 
 # --- 6. exceptions -------------------------------------------------------------------
-
-_SPAN = bytes.fromhex("2a03616263")  # name: "abc"
 
 expr(ERRORS, "from_string_garbage", lambda ns: ns.Span.FromString(b"\xff\xff\xff"))
 expr(ERRORS, "from_string_truncated", lambda ns: ns.Span.FromString(_SPAN[:-1]))

@@ -806,15 +806,17 @@ expr(
     lambda ns: len(ns.Span.FromString(_UNKNOWN).UnknownFields()),
     differs=NO_UNKNOWN_FIELDS,
 )
-expr(
-    METHODS,
-    "unknown_field_set",
-    lambda ns: [
+
+
+@idiom(METHODS, differs=UNKNOWN_FIELD_SET)
+def unknown_field_set(ns: Namespace) -> Any:
+    fields = unknown_fields.UnknownFieldSet(ns.Span.FromString(_UNKNOWN))
+    return [
         (field.field_number, field.wire_type, field.data)
-        for field in unknown_fields.UnknownFieldSet(ns.Span.FromString(_UNKNOWN))
-    ],
-    differs=UNKNOWN_FIELD_SET,
-)
+        for field in (fields[i] for i in range(len(fields)))
+    ]
+
+
 expr(METHODS, "str_is_text_format", lambda ns: str(_span(ns)), differs=STR_IS_REPR)
 expr(METHODS, "text_format_message_to_string", lambda ns: text_format.MessageToString(_span(ns)))
 expr(

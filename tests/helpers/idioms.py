@@ -256,10 +256,6 @@ class Verdict:
     struct: Outcome
     why: str
 
-    @property
-    def ok(self) -> bool:
-        return self.status != "differs"
-
 
 def _agree(pb2: Outcome, struct: Outcome) -> bool:
     if pb2.error is not None:

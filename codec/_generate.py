@@ -17,19 +17,40 @@ modules ship in :mod:`codec.wellknown`, made by this generator
 (:func:`write_well_known`), so every generated module shares one
 ``Timestamp`` class. ``descriptor.proto`` has none: a field of one of its
 types is declared as a :class:`codec.Message` (or a :class:`codec.Enum`).
-A file under ``codec/`` is refused (:class:`~codec.errors.SchemaError`):
-its module would need an ``OUT/codec/__init__.py``, and a program run
-from ``OUT`` would import that empty package instead of this library.
+A file's extensions are module attributes, as in its pb2 module: ``http``
+is the extension's ``FieldDescriptor`` (from the pool of generated
+modules), ``HTTP_FIELD_NUMBER`` its number.
+
+Packages: no ``__init__.py`` is written, so each directory of the output is
+an implicit namespace package (PEP 420), as the directories of a ``.proto``
+tree are no packages of their own: ``OUT/google/api`` merges with the
+installed ``google`` and ``google.api`` (googleapis-common-protos), whose
+``_pb2`` modules keep importing beside the ``_structs`` ones. A regular
+package of the same name elsewhere on ``sys.path`` (opentelemetry-proto's
+``opentelemetry.proto``) hides the directory, whatever the order, as it
+hides any namespace package: a prefix package (``package``, the
+``--package`` option) puts the modules under a name of the program's
+(``myapp.pb.opentelemetry.proto.trace.v1.trace_structs``), and the modules
+import each other from there. A module whose package would be ``codec`` is
+refused (:class:`~codec.errors.SchemaError`): the library's package would
+hide it, or it the library.
 
 The text is what ``ruff format`` makes of it at its default settings, and
-passes ``ruff check``; the same set gives the same bytes. The module uses
+passes ``ruff check``, with ruff's default rules as with ``E`` (line length)
+and ``I`` (imports) and ``RUF`` (``RUF100``: a ``noqa`` that is not needed):
+a line too long for ruff's is wrapped in a ``# fmt: off`` region, and
+marked only when a single name is too long for a line. The imports of
+generated modules come in a block per top-level package after an
+``# isort: split``, so their order holds whether ruff takes a package for
+first or third party. The same set gives the same bytes. The module uses
 the names in :data:`RESERVED` and the aliases of the modules it imports
 (``_user_structs``); a schema that uses one of them is refused. A field or
 type named as a Python keyword, as a struct class's own attribute
 (``DESCRIPTOR``, pb2's methods) or with two leading underscores (which a
 class body mangles) is left out of the declarations (``getattr`` still
 reads a field), as is an enum value named so, or as an ``IntEnum``
-attribute, or that has no member (``codec.schema.is_enum_member``).
+attribute, or that has no member (``codec.schema.is_enum_member``), and an
+extension named so.
 """
 
 from __future__ import annotations
@@ -57,7 +78,17 @@ from codec.schema import CLASS_ATTRIBUTES, is_enum_member
 COMMAND = "python -m codec generate"
 #: Names a generated module uses itself, beside the aliases of its imports.
 RESERVED = frozenset(
-    ("TYPE_CHECKING", "_FILE", "_builtins", "_classes", "_codec", "_generated", "_self")
+    (
+        "TYPE_CHECKING",
+        "_FILE",
+        "_builtins",
+        "_classes",
+        "_codec",
+        "_descriptor_set",
+        "_extension",
+        "_generated",
+        "_self",
+    )
 )
 _WIDTH = 88  # ruff's default line length
 _SCALARS = {
@@ -72,12 +103,13 @@ _ENUM_NAMES = frozenset(dir(Enum))
 _LIBRARY = __name__.partition(".")[0]
 
 
-def module_name(file_name: str) -> str | None:
+def module_name(file_name: str, package: str = "") -> str | None:
     """The module of a file's structs; None for one of protobuf's files without one.
 
     ``dropin/chat.proto`` is ``dropin.chat_structs`` (a ``-`` becomes ``_``,
-    as protoc's Python modules have it); ``google/protobuf/timestamp.proto``
-    is ``codec.wellknown.timestamp_structs``.
+    as protoc's Python modules have it), ``myapp.pb.dropin.chat_structs``
+    under the prefix package ``myapp.pb``; ``google/protobuf/timestamp.proto``
+    is ``codec.wellknown.timestamp_structs``, whatever the prefix.
     """
     if file_name in WELL_KNOWN_STRUCTS:
         return WELL_KNOWN_STRUCTS[file_name]
@@ -88,44 +120,55 @@ def module_name(file_name: str) -> str | None:
     for part in parts:
         if not part.isidentifier() or keyword.iskeyword(part):
             raise SchemaError(f"cannot name a module after {file_name}: {part!r} is no identifier")
+    if package:
+        parts = [*check_package(package).split("."), *parts]
     if parts[0] == _LIBRARY:
         raise SchemaError(
             f"cannot name a module after {file_name}: its package {_LIBRARY!r} would shadow"
-            f" the {_LIBRARY} library, which the generated modules import; give the file a"
-            f" path outside {_LIBRARY}/ (the name it is imported by, which -I sets)"
+            f" the {_LIBRARY} library, which the generated modules import (or be shadowed by"
+            f" it); give the file a path outside {_LIBRARY}/ (the name it is imported by, which"
+            " -I sets), or a prefix package (--package)"
         )
     return ".".join(parts)
 
 
-def generate(descriptor_set: descriptor_pb2.FileDescriptorSet, source: str) -> dict[str, str]:
+def check_package(package: str) -> str:
+    """``package`` if it is a dotted module name (``myapp.pb``); else a :class:`SchemaError`."""
+    for part in package.split("."):
+        if not part.isidentifier() or keyword.iskeyword(part):
+            raise SchemaError(
+                f"cannot put the modules in package {package!r}: {part!r} is no identifier"
+            )
+    return package
+
+
+def generate(
+    descriptor_set: descriptor_pb2.FileDescriptorSet, source: str, package: str = ""
+) -> dict[str, str]:
     """The text of each module to write for the files of a set, by path (``a/b_structs.py``).
 
-    ``source`` names the set in errors. Protobuf's own files are left out;
-    each directory of a module has an ``__init__.py`` (empty) in the result,
-    but a ``google`` directory, which protobuf's namespace package shares.
+    ``source`` names the set in errors; ``package`` is the prefix package
+    (:func:`module_name`), under which the modules import each other.
+    Protobuf's own files are left out, and no ``__init__.py`` is written
+    (see the module docstring).
     """
     schema = build_schema(descriptor_set, source)
     written: dict[str, str] = {}
     for file in descriptor_set.file:
-        module = module_name(file.name)
+        module = module_name(file.name, package)
         if module is None or file.name in WELL_KNOWN_STRUCTS:
             continue
         descriptor = schema.pool.FindFileByName(file.name)
-        parts = module.split(".")
-        for depth in range(1, len(parts)):
-            if parts[0] != "google":
-                written.setdefault("/".join((*parts[:depth], "__init__.py")), "")
-        written["/".join(parts) + ".py"] = render(descriptor, module, content(file))
+        text = _Module(descriptor, module, package).text(content(file))
+        written[module.replace(".", "/") + ".py"] = text
     return written
 
 
 def write(modules: dict[str, str], out: Path) -> list[Path]:
-    """Write ``modules`` (from :func:`generate`) under ``out``; an ``__init__.py`` there stays."""
+    """Write ``modules`` (from :func:`generate`) under ``out``, directories made as needed."""
     paths = []
     for relative, text in modules.items():
         path = out / relative
-        if path.name == "__init__.py" and path.exists():
-            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
         paths.append(path)
@@ -187,9 +230,12 @@ class _Block:
 
 
 class _Module:
-    def __init__(self, file: FileDescriptor, module: str) -> None:
+    def __init__(self, file: FileDescriptor, module: str, package: str = "") -> None:
         self.file = file
         self.module = module
+        self.extensions = [
+            extension for extension in file.extensions_by_name.values() if _declared(extension.name)
+        ]
         self.top_names = {
             *file.message_types_by_name,
             *file.enum_types_by_name,
@@ -198,11 +244,13 @@ class _Module:
                 for enum_type in file.enum_types_by_name.values()
                 for value in enum_type.values
             ),
+            *file.extensions_by_name,
+            *map(_field_number, file.extensions_by_name.values()),
         }
         imported = {dependency.name: dependency for dependency in file.dependencies}
         for referred in self._referred_files():
             imported.setdefault(referred.name, referred)
-        modules = {name: module_name(name) for name in sorted(imported)}
+        modules = {name: module_name(name, package) for name in sorted(imported)}
         self.imports = {name: found for name, found in modules.items() if found is not None}
         self.aliases = _aliases(list(self.imports.values()))
         self.used: set[str] = set()  # the helpers and dependency aliases written
@@ -332,10 +380,11 @@ class _Module:
                         constants.add(f"{value.name} = {enum_type.name}.{value.name}")
         if "_self" in self.used:
             declared.items.insert(0, (False, [f"import {self.module} as _self"]))
+        extensions = self._extension_lines() if self.extensions else []
 
         body = _Block()
         body.add(*self._header(embedded))
-        body.add(*self._import_lines(), compound=True)
+        body.add(*self._import_lines(bool(declared.items)), compound=True)
         body.add(*_file_constant(embedded), compound=True)
         if declared.items:
             opening = [""] if declared.items[0][0] else []  # ruff's blank line before a class
@@ -350,7 +399,23 @@ class _Module:
             body.add("_generated.load(__name__, _FILE)", compound=True)
         if constants.items:
             body.add(*constants.lines(), compound=True)
+        if extensions:
+            body.add(*extensions, compound=True)
         return "".join(f"{line}\n" for line in _marked(body.lines()))
+
+    def _extension_lines(self) -> list[str]:
+        """The file's extensions as pb2 has them: ``http``, the extension's
+        ``FieldDescriptor`` (from the pool of generated modules), and ``HTTP_FIELD_NUMBER``."""
+        self.used.add("_descriptor_set")
+        lines = ["_extension = _descriptor_set.SHARED_POOL.FindExtensionByName"]
+        for extension in self.extensions:
+            call = f'_extension("{extension.full_name}")'
+            if len(f"{extension.name} = {call}") <= _WIDTH:
+                lines.append(f"{extension.name} = {call}")
+            else:  # as ruff splits a call
+                lines += [f"{extension.name} = _extension(", f'    "{extension.full_name}"', ")"]
+            lines.append(f"{_field_number(extension)} = {extension.number}")
+        return lines
 
     def _header(self, embedded: bytes | str) -> list[str]:
         held = "protobuf's own descriptor" if isinstance(embedded, str) else "its descriptor below"
@@ -368,22 +433,32 @@ class _Module:
             "from __future__ import annotations",
         ]
 
-    def _import_lines(self) -> list[str]:
+    def _import_lines(self, type_checking: bool) -> list[str]:
+        """The imports, sorted as ruff sorts them: the standard library's, codec's, then those of
+        the generated modules, a block per top-level package after an ``# isort: split``, so that
+        the order holds whichever section ruff puts a package in (first or third party)."""
         standard = []
         if "_builtins" in self.used:
             standard.append("import builtins as _builtins")
-        standard.append("from typing import TYPE_CHECKING")
+        if type_checking:
+            standard.append("from typing import TYPE_CHECKING")
         codec = ["import codec as _codec"] if "_codec" in self.used else []
-        codec.append("from codec import _generated")
-        others: list[str] = []
+        own = ["_descriptor_set"] if "_descriptor_set" in self.used else []
+        codec.append(f"from codec import {', '.join([*own, '_generated'])}")
+        others: dict[str, list[str]] = {}
         for module in sorted(self.imports.values(), key=_import_order):
             alias = self.aliases[module]
             statement = _import(module, alias, alias in self.used)
-            (codec if module.startswith("codec.") else others).extend(statement)
+            if module.startswith("codec."):
+                codec.extend(statement)
+            else:
+                others.setdefault(module.partition(".")[0], []).extend(statement)
         lines: list[str] = []
-        for group in (standard, codec, others):
+        for group in (standard, codec):
             if group:
                 lines += [*([""] if lines else []), *group]
+        for top in sorted(others, key=_import_order):
+            lines += ["", "# isort: split", *others[top]]
         return lines
 
 
@@ -432,6 +507,11 @@ def _enum_body(enum_type: EnumDescriptor) -> _Block:
     return body
 
 
+def _field_number(extension: FieldDescriptor) -> str:
+    """The name of the constant of an extension's number, as pb2's: ``HTTP_FIELD_NUMBER``."""
+    return f"{extension.name.upper()}_FIELD_NUMBER"
+
+
 def _indent(lines: list[str]) -> list[str]:
     return [f"    {line}" if line else line for line in lines]
 
@@ -446,17 +526,56 @@ def _indent_of(message: Descriptor) -> int:
 
 
 def _marked(lines: list[str]) -> Iterator[str]:
-    """The lines, each longer than ruff allows marked so that it is kept as it is."""
+    """The lines, each longer than ruff allows wrapped (:func:`_wrapped`), or marked when it
+    cannot be (a comment, a name too long for a line) so that ruff keeps it as it is."""
     kept = False  # inside "# fmt: off"
     for line in lines:
         stripped = line.strip()
         kept = stripped == "# fmt: off" or (kept and stripped != "# fmt: on")
         if len(line) <= _WIDTH or "  # noqa: " in line:  # short, or marked already
             yield line
+        elif not stripped.startswith("#") and (wrapped := _wrapped(line)) is not None:
+            if kept:
+                yield from wrapped
+            else:
+                indent = line[: len(line) - len(line.lstrip())]
+                yield from (f"{indent}# fmt: off", *wrapped, f"{indent}# fmt: on")
         elif kept or stripped.startswith("#"):
             yield f"{line}  # noqa: E501"
         else:
             yield f"{line}  # noqa: E501  # fmt: skip"
+
+
+# A statement _wrapped wraps: an assignment, a declaration, a parameter (of a def kept from ruff).
+_WRAPPED = re.compile(r"(?P<head>\w+(?: =|:)) (?P<expression>.+?)(?P<tail> = \.\.\.,)?")
+# Where an expression may break: before a dot or a "|", after a "[" or a ", ".
+_BREAKS = re.compile(r"(?=\.)|(?<=\[)|(?<=, )|(?= \| )")
+
+
+def _wrapped(line: str) -> list[str] | None:
+    """A long assignment or declaration as lines that fit, for a ``# fmt: off`` region: its
+    value or annotation parenthesized, broken where it may break (a piece too long for a line
+    on its own is marked); None for a line of another form.
+
+    A type or constant only gets that long through the names of nested types and enum values
+    (``TimeSeriesResourceHierarchyLevel.TIME_SERIES_RESOURCE_HIERARCHY_LEVEL_UNSPECIFIED``);
+    ruff's own wrapping does not always fit them, and a line left long needs a ``noqa: E501``
+    that ruff's default rules (without E501) report as unused (RUF100).
+    """
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    match = _WRAPPED.fullmatch(stripped)
+    if match is None:
+        return None
+    room = _WIDTH - len(indent) - 4
+    rows: list[str] = []
+    for piece in _BREAKS.split(match["expression"]):
+        if rows and len(rows[-1]) + len(piece) <= room:
+            rows[-1] += piece
+        else:
+            rows.append(piece.lstrip())
+    inner = [f"{indent}    {row}" + ("  # noqa: E501" if len(row) > room else "") for row in rows]
+    return [f"{indent}{match['head']} (", *inner, f"{indent}){match['tail'] or ''}"]
 
 
 def _init(parameters: list[str], indent: int) -> list[str]:

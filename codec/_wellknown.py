@@ -646,13 +646,13 @@ class ListValueMethods(_Base):
         self.values.append(value)
         return value
 
-    def append(self, item: Any) -> None:
-        """Append ``item`` as a Value (an empty one stays appended if it cannot be held)."""
-        _set_value(self._new_value(), item)
+    def append(self, value: Any) -> None:
+        """Append ``value`` as a Value (an empty one stays appended if it cannot be held)."""
+        _set_value(self._new_value(), value)
 
-    def extend(self, items: Iterable[Any]) -> None:
-        """Append each of ``items``."""
-        for item in items:
+    def extend(self, elem_seq: Iterable[Any]) -> None:
+        """Append each item of ``elem_seq``."""
+        for item in elem_seq:
             self.append(item)
 
     def items(self) -> Iterator[Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections.abc
 import datetime
+import inspect
 import itertools
 import json
 import time
@@ -41,6 +42,7 @@ from google.protobuf import (
     timestamp_pb2,
     wrappers_pb2,
 )
+from google.protobuf.internal import well_known_types
 from helpers.idioms import normalize
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -1113,6 +1115,29 @@ def test_field_mask_merge_into_an_unset_sub_message(wkt: dict[str, Any]) -> None
             _struct_of(source, struct_class), struct_parent.recursive
         )
         assert _encoding(struct_parent) == _encoding(pb2_parent)
+
+
+# --- the same methods, by the same names ----------------------------------------------
+
+
+_WITH_METHODS = ["Any", "Duration", "FieldMask", "ListValue", "Struct", "Timestamp"]
+
+
+@pytest.mark.parametrize("name", _WITH_METHODS)
+def test_methods_and_parameters_are_pb2s(wkt: dict[str, Any], name: str) -> None:
+    """Each of pb2's methods is there: a named one with its parameters named as pb2's (for
+    keyword calls), an operator the type's own. pb2's private helpers
+    (``_internal_assign``...) are its own."""
+    for method, function in vars(well_known_types.WKTBASES[f"google.protobuf.{name}"]).items():
+        if not callable(function) or (method.startswith("_") and not method.endswith("__")):
+            continue
+        ours = getattr(wkt[name], method)
+        if method.startswith("__"):
+            assert ours is not getattr(codec.Message, method, None), method
+        else:
+            assert list(inspect.signature(ours).parameters) == list(
+                inspect.signature(function).parameters
+            ), method
 
 
 # --- the types without methods -------------------------------------------------------

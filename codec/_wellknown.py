@@ -17,7 +17,10 @@ results, the same exception classes, the same changes left behind by a call
 that fails half way (``Struct["missing"]`` adds an empty value before its
 ValueError, as pb2's does). Where pb2 computes with floats (the fractional
 seconds of the JSON forms) the same computation is made, so that the same
-strings are accepted.
+strings are accepted. Error messages are codec's own. Struct and ListValue
+mixins are registered as ``MutableMapping`` and ``MutableSequence``, as
+pb2's classes are. For a type checker each mixin derives from
+:class:`codec.Message` and declares its fields; at run time from ``object``.
 
 Another type's class (``Value`` for ``Struct``, ``Struct`` for ``Value``) is
 found from the descriptor of the field that holds it, taken from the
@@ -517,7 +520,8 @@ class StructMethods(_Base):
     Values are stored as ``Value`` structs in the ``fields`` map and read
     back as Python values (see :func:`_set_value`, :func:`_python_value`);
     a nested struct or list reads as the live message. Compares equal to a
-    dict of the same content, as pb2's does.
+    dict of the same content, as pb2's does; ``!=`` is the opposite of ``==``
+    (pb2's ``!=`` of a Struct and a dict gives what its ``==`` gives).
     """
 
     __slots__ = ()

@@ -62,6 +62,25 @@ def _w3_decode() -> Callable[[], object]:
     return batch
 
 
+def _w2_decode() -> Callable[[], object]:
+    data = codec.encode(codec.from_pb2(_peerbench.trace(1000)))
+    cls = codec.struct(type(_peerbench.trace(1)))
+    return lambda: codec.decode(cls, data)
+
+
+def _w2_read() -> Callable[[], object]:
+    """Read a sub-message, a repeated field and a scalar of each of 1,000 spans."""
+    spans = list(codec.from_pb2(_peerbench.trace(1000)).spans)
+
+    def batch() -> None:
+        for span in spans:
+            span.window  # noqa: B018
+            span.tags  # noqa: B018
+            span.name  # noqa: B018
+
+    return batch
+
+
 def _construct() -> Callable[[], object]:
     sample = codec.struct(peers.Sample)
     return lambda: sample(ts_ns=1, scope_id=2, value=3, name="x")
@@ -70,6 +89,8 @@ def _construct() -> Callable[[], object]:
 WORKLOADS = {
     "W2-encode": _w2_encode,
     "W2-encode-upb": _w2_encode_upb,
+    "W2-decode": _w2_decode,
+    "W2-read": _w2_read,
     "W3-encode": _w3_encode,
     "W3-decode": _w3_decode,
     "construct": _construct,

@@ -370,16 +370,16 @@ def _decode_field(
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
 def _append(message: Struct, field: FieldPlan, value: Any) -> None:
-    """Append a decoded element to a repeated field's list.
+    """Append a decoded element to a repeated field's container, unchecked.
 
     The field may hold another sequence (assigned by the caller, or a numpy
     array from an earlier packed run): it becomes a list first.
     """
     current = _container(message, field)
-    if type(current) is not list:
+    if not isinstance(current, list):
         current = current.tolist() if hasattr(current, "tolist") else list(current)
         _store(message, field, current)
-    current.append(value)
+    list.append(current, value)  # the list's own: unchecked, as a decoded value needs no check
 
 
 def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> Any:

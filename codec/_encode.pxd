@@ -12,8 +12,8 @@ from libc.string cimport memcmp, memcpy, memmove
 from codec._struct cimport (
     SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED,
     FieldPlan, MessagePlan, Struct,
-    _check_member, _encode_error, _has, _is_present, _lent, _lone_surrogate, _sized, _slot,
-    _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of, settle,
+    _check_member, _encode_error, _has, _lent, _lone_surrogate, _sized, _slot,
+    _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
 )
 from codec._varint cimport (
     twos_complement, varint_size, varint_write, varint_write_padded, write_le, zigzag,
@@ -133,9 +133,6 @@ cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except
 cdef int _unknown_fields(Tape tape, Struct message) except -1
 @cython.locals(field=FieldPlan, extensions=MessagePlan)
 cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) except -1
-cdef inline bint _is_set(Struct message, FieldPlan field) noexcept
-@cython.locals(chosen=Py_ssize_t, slot=Py_ssize_t)
-cdef int _check_oneofs(MessagePlan plan, Struct message) except -1
 @cython.locals(sub=MessagePlan)
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(start=Py_ssize_t, prefix=Prefix, i=Py_ssize_t)

@@ -68,14 +68,12 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         _check_member,
         _encode_error,
         _has,
-        _is_present,
         _lent,
         _lone_surrogate,
         _sized,
         _slot,
         _type_of,
         plan_of,
-        settle,
         unknown_of,
     )
     from codec._varint import varint_size, varint_write, varint_write_padded, write_le
@@ -377,8 +375,6 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
     if cython.compiled and codec_below(tape.floor):
         raise EncodeError(f"{plan.full_name}: {STACK_EXHAUSTED}")
-    if plan.oneofs:
-        _check_oneofs(plan, message)
     # Not held: a plan's tuple of fields, made with the plan and never replaced, holds them.
     fields = cython.cast("object_ptr", plan.fields) if cython.compiled else plan.fields
     for i in range(PyTuple_GET_SIZE(cython.cast(tuple, fields))):
@@ -472,7 +468,7 @@ def _value_of_member(
                 cython.cast(Struct, value),
                 depth,
             )
-        elif shape == SHAPE_PACKED and type(value) is list:
+        elif shape == SHAPE_PACKED and isinstance(value, list):
             _packed(tape, field, value)
         else:
             _field(tape, field, plan, value, depth)
@@ -486,29 +482,7 @@ def _extensions(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> N
         extensions: MessagePlan = field.message  # type: ignore[assignment]  # linked
         if type(holder) is not extensions.cls:
             raise _not_message(field, plan, holder)
-        settle(extensions, holder)
         _message(tape, extensions, cython.cast(Struct, holder), depth)
-
-
-def _is_set(message: Struct, field: FieldPlan) -> bool:
-    return _is_present(message, field, _slot(message, field))
-
-
-def _check_oneofs(plan: MessagePlan, message: Struct) -> None:
-    """Refuse two members of a oneof, set around ``__setattr__`` (``object.__setattr__``)."""
-    for name, slots in plan.oneofs.items():
-        chosen = 0
-        for slot in slots:
-            chosen += _is_set(message, plan.fields_by_slot[slot])
-        if chosen > 1:
-            names = [
-                plan.fields_by_slot[slot].name
-                for slot in slots
-                if _is_set(message, plan.fields_by_slot[slot])
-            ]
-            raise EncodeError(
-                f"{plan.full_name}: oneof {name} has several members set ({', '.join(names)})"
-            )
 
 
 @cython.cfunc
@@ -578,7 +552,7 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
     elif not field.repeated:  # a string, bytes or message
         _value(tape, field, plan, value, depth, field.implicit)
     else:
-        if type(value) is not list:
+        if not isinstance(value, list):
             _check_sequence(field, plan, value)
         if field.packed:
             _packed(tape, field, value)
@@ -600,13 +574,13 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     _tag(tape, field)
     prefix = _open(tape)
     if (
-        type(items) is list
+        isinstance(items, list)
         and field.wire_type == VARINT
         and field.kind != BOOL
         and field.closed_enum is None
     ):
         _integers(tape, field, cython.cast(list, items))
-    elif type(items) is list:  # its items are read where they lie, as _message reads numbers
+    elif isinstance(items, list):  # its items are read where they lie, as _message reads numbers
         i = 0
         while i < PyList_GET_SIZE(items):  # the list may change while an item is read
             _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))

@@ -40,6 +40,7 @@ from codec._struct import (
     set_unknown,
     take_extensions,
     unknown_of,
+    written,
 )
 from codec.errors import EncodeError
 
@@ -110,6 +111,10 @@ class Message(Struct):
         """Merge ``other`` into this message as pb2 does (repeated fields are appended)."""
         merged = encode(self, True) + encode(_same_type(self, other), True)
         _adopt(self, decode(type(self), merged))
+
+    def SetInParent(self) -> None:
+        """Set this message, an unset sub-message read from another, in that message."""
+        written(self)
 
     # --- extensions ---------------------------------------------------------------
 
@@ -215,6 +220,7 @@ def _adopt(message: Any, source: Any) -> None:
             Struct.ClearField(message, field.name)
     take_extensions(message, source)
     set_unknown(message, unknown_of(source) or None)
+    written(message)
 
 
 def _extensions(message: Any) -> ExtensionDict:
@@ -227,14 +233,13 @@ def _set_fields(message: Any) -> list[tuple[FieldDescriptor, Any]]:
     by_number = type(message).DESCRIPTOR.fields_by_number
     listed = []
     for field in type(message).__plan__.fields:
+        if field.has_bit >= 0 and not Struct.HasField(message, field.name):
+            continue  # unset (and a sub-message is not read: that would make its default)
         value = getattr(message, field.name)
         if field.repeated:
             if len(value):
                 listed.append((by_number[field.number], value))
-        elif field.presence or field.message is not None:
-            if Struct.HasField(message, field.name):
-                listed.append((by_number[field.number], value))
-        elif value != field.default or negative_zero(value):
+        elif field.has_bit >= 0 or value != field.default or negative_zero(value):
             listed.append((by_number[field.number], value))
     return listed
 
@@ -258,7 +263,9 @@ def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
     for field in descriptor.fields:
         if field.is_required and not Struct.HasField(message, field.name):
             missing.append(prefix + field.name)
-        if field.message_type is not None:
+        if field.message_type is None:
+            continue
+        if field.is_repeated or Struct.HasField(message, field.name):  # an unset one is not read
             held.append((field, getattr(message, field.name)))
     if type(message).__plan__.extensions is not None:
         held += [item for item in extension_items(message) if item[0].message_type is not None]
@@ -275,7 +282,7 @@ def _parts(field: FieldDescriptor, value: Any, prefix: str) -> list[tuple[str, A
         entries = value.items() if type(value) is dict else ()
         return [(f"{prefix}{name}[{key!r}].", item) for key, item in entries]
     if field.is_repeated:
-        items = value if type(value) in (list, tuple) else ()
+        items = value if isinstance(value, (list, tuple)) else ()
         return [(f"{prefix}{name}[{index}].", item) for index, item in enumerate(items)]
     return [(f"{prefix}{name}.", value)]
 

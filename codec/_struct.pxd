@@ -4,6 +4,7 @@ from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport int64_t, uint64_t
 
 from codec._varint cimport varint_size
@@ -170,12 +171,27 @@ cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) e
 cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
 cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
 cdef object _container(object message, FieldPlan field)
+@cython.locals(items=Repeated)
+cdef object _items(MessagePlan plan, Struct message, FieldPlan field)
+@cython.locals(items=Repeated)
+cdef Repeated _new_items(MessagePlan plan, FieldPlan field, object owner)
+cdef object _element_of(Repeated items, object value)
+cdef int _added(Repeated items) except -1
+cdef object _part(Struct message, FieldPlan field)
+cdef object _parent_of(Struct message)
+cdef int _set_parent(Struct message, object parent) except -1
+@cython.locals(plan=MessagePlan, field=FieldPlan, parent=Struct)
+cpdef written(Struct message)
+@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
+cdef FieldPlan _field_holding(MessagePlan plan, Struct message, Struct part)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(other=Py_ssize_t)
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(kind=int, sub=MessagePlan)
+@cython.locals(items=Repeated)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
+@cython.locals(kind=int, sub=MessagePlan)
+cdef object _checked_value(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 cdef object _enum_named(MessagePlan plan, FieldPlan field, str name)
 @cython.locals(sub=MessagePlan)
@@ -196,8 +212,6 @@ cpdef Struct extensions_of(Struct message, bint make)
 cpdef take_extensions(Struct message, Struct source)
 @cython.locals(plan=MessagePlan)
 cpdef Struct unset_part(Struct holder, FieldPlan field)
-@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
-cpdef settle(MessagePlan plan, Struct holder)
 @cython.locals(field=FieldPlan, held=MessagePlan)
 cdef bint _blank(MessagePlan plan, Struct message) except -1
 cpdef bint negative_zero(object value) except -1
@@ -251,13 +265,23 @@ cdef class MessagePlan:
     @cython.locals(member=FieldPlan, slot=Py_ssize_t)
     cpdef add_oneof(self, str name, tuple slots, bint synthetic=*)
     @cython.locals(bits=Py_ssize_t, field=FieldPlan)
-    cpdef bind(self, object cls, bint message_bits=*)
+    cpdef bind(self, object cls)
     cpdef extend(self, MessagePlan extensions)
 
 cdef class Struct:
     cdef uint64_t _has  # presence bits 0-63
     cdef bytearray _has_more  # the others, for messages with more than 64 (made on first use)
     cdef public bytes _unknown
+    cdef object _parent  # a default sub-message's weak reference to its message (see _part)
+    cdef object __weakref__
+
+cdef class Repeated(list):
+    cdef MessagePlan plan  # of the message holding the field, which errors name
+    cdef readonly FieldPlan field
+    cdef object owner  # a weak reference to a default sub-message holding it, or None
+
+cdef class RepeatedMessages(Repeated):
+    pass
 
 cdef class FieldAccess:
     cdef readonly MessagePlan plan

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import weakref
 from typing import Any
 
 try:
@@ -138,7 +139,7 @@ class FieldPlan:
         self.map_value: FieldPlan | None = None
         self.numpy_type = NUMPY_DTYPES[kind] if kind in SCALAR_KINDS else ""
         self.oneof_slots: tuple[int, ...] = ()  # all members of this field's oneof, if any
-        self.has_bit = -1  # presence bit of a scalar, string or bytes field with presence
+        self.has_bit = -1  # presence bit of a singular field with presence
         self.member: Any = None  # the slot's member descriptor on the struct class
         self.offset = 0  # compiled: the slot's offset in the struct object
 
@@ -259,10 +260,11 @@ class MessagePlan:
         name, as fast as Python reads an attribute, when that name can be a
         slot's: an identifier that Python does not mangle (``__x``) and
         that is not in ``taken``, the class's own attributes (``DESCRIPTOR``,
-        methods). Any other field, and a repeated or map field (read
-        through a :class:`FieldAccess` that makes its list or dict on first
-        use), has a slot of another name, one no field of the message has,
-        and so has the hidden slot of the extensions.
+        methods). Any other field, and a repeated, map or message field
+        (read through a :class:`FieldAccess` that makes its container, or
+        its default sub-message, on first use), has a slot of another name,
+        one no field of the message has, and so has the hidden slot of the
+        extensions.
         """
         used = set(self.by_name)
 
@@ -279,6 +281,8 @@ class MessagePlan:
                 name = hidden(f"_{field.number}")
             elif field.repeated:
                 name = hidden(f"{name}_items")
+            elif field.message is not None:
+                name = hidden(f"{name}_part")
             names.append(name)
         if self.extensions is not None:
             names.append(hidden("_extensions"))
@@ -290,11 +294,11 @@ class MessagePlan:
             return self.fields_by_slot
         return (*self.fields_by_slot, self.extensions)
 
-    def bind(self, cls: Any, message_bits: bool = False) -> None:
+    def bind(self, cls: Any) -> None:
         """Bind the plan to its struct class: read each slot's offset and number presence bits.
 
-        With ``message_bits`` (the extensions' struct, see :meth:`extend`),
-        singular message fields get a presence bit too.
+        Every singular field with presence has a bit: a scalar, string or
+        bytes field with explicit presence, a oneof member, a sub-message.
         """
         if self.cls is not None:
             raise ValueError(f"{self.full_name} is already bound to its class")
@@ -307,7 +311,7 @@ class MessagePlan:
             field.offset = _member_offset(member)
             if field is self.extensions:
                 continue
-            if field.presence and (field.message is None or message_bits):
+            if field.presence and not field.repeated:
                 field.has_bit = bits
                 bits += 1
         self.presence_words = (bits + 63) // 64
@@ -349,18 +353,21 @@ def _member_offset(member: Any) -> int:
 # attribute read gets), and the compiled encoder and decoder read and write
 # it by offset. A slot holds what the field reads as: the value, or the
 # field's default while unset. Presence (proto2 and proto3 ``optional``
-# scalars, oneof members) is a bit in ``_has``; a sub-message is present
-# when its slot is not None. Repeated and map fields start empty (a NULL
-# slot), so an empty one costs nothing; the FieldAccess descriptor makes the
-# list or dict on first use. A slot may also be NULL because the object was
-# made with ``cls.__new__(cls)`` or emptied through the slot's member
-# descriptor (``__delete__``): every reader treats NULL as unset.
+# scalars, oneof members, sub-messages) is a bit in ``_has``. Repeated and
+# map fields start empty (a NULL slot), so an empty one costs nothing; the
+# FieldAccess descriptor makes the container on first use: a Repeated (a
+# list whose additions are checked) or a dict. A sub-message's slot is empty
+# until it is set, or read (see "default sub-messages"). A slot may also be
+# NULL because the object was made with ``cls.__new__(cls)`` or emptied
+# through the slot's member descriptor (``__delete__``): every reader treats
+# NULL as unset.
 #
-# Writes go through Struct.__setattr__, which checks the value as pb2 does
-# (TypeError for a wrong type, ValueError out of range) and clears the other
-# members of a oneof. The encoder checks every value again: a slot's member
-# descriptor (``__set__``) stores any value around those checks, and a list
-# holds whatever was appended, so a bad value can never reach the wire.
+# Writes go through Struct.__setattr__ and Repeated's methods, which check
+# the value as pb2 does (TypeError for a wrong type, ValueError out of
+# range) and clear the other members of a oneof. The encoder checks every
+# value again: a slot's member descriptor (``__set__``) stores any value
+# around those checks, and so does ``list.append(items, value)``, so a bad
+# value can never reach the wire.
 
 
 if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they are used
@@ -436,11 +443,34 @@ def _more_words(message: Struct, plan: MessagePlan) -> Any:
 
 
 def _container(message: Any, field: FieldPlan) -> Any:
-    """The list or dict of a repeated or map field, made and stored on first use."""
+    """The list or dict of a repeated or map field, made and stored on first use.
+
+    The decoder fills a plain list; :func:`_items` makes it a
+    :class:`Repeated` when Python code reads the field.
+    """
     items = _slot(message, field)
     if items is None:
         items = {} if field.map_key is not None else []
         _store(message, field, items)
+    return items
+
+
+def _items(plan: MessagePlan, message: Struct, field: FieldPlan) -> Any:
+    """The container of a repeated field as Python code reads it: a :class:`Repeated`.
+
+    It is made on first use, from the list the decoder filled if any. It
+    tells ``message`` when it is added to, if ``message`` is a default
+    sub-message (see :func:`written`). A sequence of another kind that was
+    assigned (a numpy array) reads as it is.
+    """
+    found = _slot(message, field)
+    if found is not None and type(found) is not list:
+        return found
+    parent = _parent_of(message)
+    items = _new_items(plan, field, None if parent is None else _weak(message))
+    if found is not None:
+        list.extend(items, found)
+    _store(message, field, items)
     return items
 
 
@@ -496,19 +526,31 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     back (an ``int`` for an integer field, a ``float`` for a floating-point
     one, a ``bool``). The integer, bool and float rules are the encoder's.
     A bytes field also takes a bytearray or memoryview (the decoder's
-    zero-copy values). Repeated and map fields take a sequence or a dict,
-    kept as given (their elements are checked when they are encoded);
-    message fields take a struct of their type, a dict of its fields' values
-    (made into one, as pb2's constructors take it), or None to clear them.
+    zero-copy values). Message fields take a struct of their type, a dict of
+    its fields' values (made into one, as pb2's constructors take it), or
+    None to clear them. A repeated field takes a list or tuple of what its
+    elements take, made into a :class:`Repeated`, or another sequence (a
+    numpy array), kept as it is and checked when it is encoded; a map field
+    takes a dict, kept as it is (its entries are checked when encoded).
     """
-    kind = field.kind
-    if field.repeated:
-        if field.map_key is not None:
-            if not isinstance(value, dict):
-                raise _type_error(plan, field, "a dict", value)
-        elif isinstance(value, (str, bytes, dict)) or not _sized(value):
-            raise _type_error(plan, field, "a sequence", value)
+    if not field.repeated:
+        return _checked_value(plan, field, value)
+    if field.map_key is not None:
+        if not isinstance(value, dict):
+            raise _type_error(plan, field, "a dict", value)
         return value
+    if isinstance(value, (str, bytes, dict)) or not _sized(value):
+        raise _type_error(plan, field, "a sequence", value)
+    if not isinstance(value, (list, tuple)):
+        return value  # a numpy array, or another sequence: kept as it is, checked when encoded
+    items = _new_items(plan, field, None)
+    list.extend(items, [_checked_value(plan, field, item) for item in value])
+    return items
+
+
+def _checked_value(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
+    """``value`` as a singular field, or an element of a repeated one, stores it (see above)."""
+    kind = field.kind
     if kind in (MESSAGE, GROUP):
         sub: MessagePlan = field.message  # type: ignore[assignment]  # linked
         if type(value) is dict:
@@ -517,8 +559,11 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
             except (TypeError, ValueError) as error:  # its type kept, the field named
                 error.args = (f"{field.label}: {error}",)
                 raise
-        if value is not None and type(value) is not sub.cls:
-            raise _type_error(plan, field, f"a {sub.full_name} struct, a dict or None", value)
+        if type(value) is not sub.cls and (value is not None or field.repeated):
+            expected = f"a {sub.full_name} struct or a dict"
+            if not field.repeated:
+                expected = f"a {sub.full_name} struct, a dict or None"
+            raise _type_error(plan, field, expected, value)
         return value
     if kind == STRING:
         if type(value) is str:
@@ -527,8 +572,9 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         if isinstance(value, bytes):
             try:
                 return value.decode()
-            except UnicodeDecodeError:
-                raise _encode_error(field, plan, "bytes are not valid UTF-8") from None
+            except UnicodeDecodeError as error:  # as pb2 raises it, with the field named
+                error.reason = f"{plan.full_name}.{field.name}: {error.reason}"
+                raise
         raise _type_error(plan, field, "str", value)
     if kind == BYTES:
         if isinstance(value, (bytes, bytearray, memoryview)):  # the decoder's zero-copy views
@@ -711,17 +757,91 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
     set_unknown(message, b"")
 
 
+# --- default sub-messages ---------------------------------------------------
+#
+# A singular message field reads, while unset, as an empty message of its
+# type, as in pb2: made on the first read and kept in the slot with the
+# field's presence bit clear, so that later reads make nothing. It keeps a
+# weak reference to the message it was read from (``_parent``). The first
+# write to it (an assignment, a method that changes it, an element added to
+# one of its repeated fields) sets the field in that message, and so on up
+# a chain of such messages (written), unless the field was cleared or set
+# to another value meanwhile. The reference is weak so that a message and
+# its default sub-messages make no cycle for the collector to find.
+
+
+def _part(message: Struct, field: FieldPlan) -> Any:
+    """The struct in singular message field ``field`` of ``message``: its value, or its default.
+
+    (Or what was stored in the slot around the checks, read as it is.)
+    """
+    part = _slot(message, field)
+    if part is None:
+        part = new_struct(field.message)  # type: ignore[arg-type]  # a message field's, linked
+        _set_parent(part, _weak(message))
+        _store(message, field, part)
+    return part
+
+
+def _weak(message: Any) -> Any:
+    """A weak reference to ``message``."""
+    if cython.compiled:
+        return PyWeakref_NewRef(message, None)
+    return weakref.ref(message)
+
+
+def _parent_of(message: Struct) -> Any:
+    """The weak reference of a default sub-message to its message, or None."""
+    return message._parent if cython.compiled else vars(message).get("_parent")  # type: ignore[attr-defined]
+
+
+def _set_parent(message: Struct, parent: Any) -> None:
+    if cython.compiled:
+        message._parent = parent
+    else:
+        vars(message)["_parent"] = parent
+
+
+def written(message: Struct) -> None:
+    """Note a write to ``message``: if it is a default sub-message, it is set where it was read."""
+    link = _parent_of(message)
+    while link is not None:
+        _set_parent(message, None)
+        parent = link()
+        if parent is None:  # gone: nothing holds the field
+            return
+        plan = _plan_of_class(type(parent))
+        field = _field_holding(plan, parent, message)
+        if field is None:  # cleared or replaced since it was read
+            return
+        if field is not plan.extensions:
+            _set_field(plan, parent, field, message)
+        message = parent
+        link = _parent_of(message)
+
+
+def _field_holding(plan: MessagePlan, message: Struct, part: Struct) -> FieldPlan | None:
+    """The singular message field of ``message`` (or its extensions' slot) holding ``part``."""
+    fields = plan.fields_by_slot
+    for i in range(len(fields)):
+        field: FieldPlan = cython.cast(FieldPlan, fields[i])
+        if field.has_bit >= 0 and field.message is not None and _slot(message, field) is part:
+            return field
+    if plan.extensions is not None and _slot(message, plan.extensions) is part:
+        return plan.extensions
+    return None
+
+
 # --- extensions ------------------------------------------------------------
 #
 # A message's extensions live in a struct of their own (MessagePlan.extend),
-# in a hidden slot: None until one is set or decoded. A message extension
-# that is read while unset is kept there with its presence bit clear, as
-# upb's reading does not set it; once anything is set in it, it counts as
-# set (settle), as upb's does once it is written to.
+# in a hidden slot: None until one is set, read or decoded. The struct is
+# a default sub-message of the message (see above): setting an extension
+# in it is a write to the message.
 
 
 def extensions_of(message: Struct, make: bool) -> Struct | None:
-    """The struct of ``message``'s extensions, settled, made first if ``make``; else maybe None."""
+    """The struct of ``message``'s extensions, made first if ``make``; else maybe None."""
     plan = _plan_of_class(type(message))
     holder = plan.extensions
     if holder is None:
@@ -732,10 +852,10 @@ def extensions_of(message: Struct, make: bool) -> Struct | None:
         if not make:
             return None
         found = new_struct(held)
+        _set_parent(found, _weak(message))
         _store(message, holder, found)
     if type(found) is not held.cls:
         raise TypeError(f"{plan.full_name}: its extensions' slot holds {type(found).__name__}")
-    settle(held, found)
     return found  # type: ignore[no-any-return]
 
 
@@ -746,28 +866,12 @@ def take_extensions(message: Struct, source: Struct) -> None:
         _store(message, plan.extensions, _slot(source, plan.extensions))
 
 
-def unset_part(holder: Struct, field: FieldPlan) -> Struct:
-    """The struct of singular message field ``field`` of ``holder``, kept there unset if new."""
+def unset_part(holder: Struct, field: FieldPlan) -> Any:
+    """The struct in singular message field ``field`` of ``holder``: its value, or its default."""
     plan = _plan_of_class(type(holder))
     if field.message is None or field.repeated or plan.by_name.get(field.name) is not field:
         raise TypeError(f"{field.label} is not a singular message field of {plan.full_name}")
-    part = _slot(holder, field)
-    if part is None:
-        part = new_struct(field.message)
-        _store(holder, field, part)
-    return part  # type: ignore[no-any-return]
-
-
-def settle(plan: MessagePlan, holder: Struct) -> None:
-    """Mark the message fields of ``holder`` (an extensions' struct) set that hold anything."""
-    fields = plan.fields_by_slot
-    for i in range(len(fields)):
-        field = cython.cast(FieldPlan, fields[i])
-        if field.message is None or field.repeated or _has(holder, field.has_bit):
-            continue
-        part = _slot(holder, field)
-        if isinstance(part, Struct) and not _blank(field.message, part):
-            _mark(holder, plan, field.has_bit, True)
+    return _part(holder, field)
 
 
 def _blank(plan: MessagePlan, message: Struct) -> bool:
@@ -782,9 +886,6 @@ def _blank(plan: MessagePlan, message: Struct) -> bool:
         elif field.has_bit >= 0:
             if _has(message, field.has_bit):
                 return False
-        elif field.message is not None:
-            if value is not None:
-                return False
         elif value is not None and (value != field.default or negative_zero(value)):
             return False
     if plan.extensions is None:
@@ -793,7 +894,6 @@ def _blank(plan: MessagePlan, message: Struct) -> bool:
     holder = _slot(message, plan.extensions)
     if not isinstance(holder, Struct):
         return holder is None
-    settle(held, holder)
     return _blank(held, holder)
 
 
@@ -809,9 +909,6 @@ def _extensions_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
     held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
     a = _slot(left, plan.extensions)
     b = _slot(right, plan.extensions)
-    for holder in (a, b):
-        if isinstance(holder, Struct):
-            settle(held, holder)
     if a is None or b is None:
         other = b if a is None else a
         return other is None or (isinstance(other, Struct) and _blank(held, other))
@@ -924,6 +1021,8 @@ class Struct:
             _clear_field(plan, self, field)
         else:
             _set_field(plan, self, field, _checked(plan, field, value))
+        if _parent_of(self) is not None:
+            written(self)
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r}; ClearField unsets a field")
@@ -944,14 +1043,12 @@ class Struct:
         """Unset a field, or the member of a oneof: it reads as its default, and is not written."""
         plan = _plan_of_class(type(self))
         field = plan.by_name.get(name)
-        if field is not None:
-            _clear_field(plan, self, field)
-            return
-        slots = plan.oneof_names.get(name)
+        slots = (field.slot,) if field is not None else plan.oneof_names.get(name)
         if slots is None:
             raise ValueError(f"{plan.full_name} has no field {name!r}")
         for slot in slots:
             _clear_field(plan, self, plan.fields_by_slot[slot])
+        written(self)
 
     def WhichOneof(self, name: str) -> str | None:  # pb2's name
         """Name of the member of oneof ``name`` that is set, or None."""
@@ -997,7 +1094,6 @@ def _shown(plan: MessagePlan, message: Struct) -> list[str]:
         held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
         holder = _slot(message, plan.extensions)
         if isinstance(holder, Struct):
-            settle(held, holder)
             shown += _shown(held, holder)
     return shown
 
@@ -1064,9 +1160,10 @@ def _items_equal(a: Any, b: Any) -> bool:
 class FieldAccess:
     """Attribute access to a field that is not read through a slot of its own name.
 
-    A repeated or map field reads as its list or dict, made on first use.
-    A field whose name its slot cannot have (see ``MessagePlan.slot_names``)
-    reads as its slot's value. On an instance the field wins over the
+    A repeated or map field reads as its container, and a singular message
+    field as its struct or its default one, made on first use. A field
+    whose name its slot cannot have (see ``MessagePlan.slot_names``) reads
+    as its slot's value. On an instance the field wins over the
     class's attribute of the same name, and on the class the class's own
     attribute (``on_class``, or the base classes') wins over the field, as
     upb has it: ``msg.DESCRIPTOR`` is a field's value, ``Msg.DESCRIPTOR``
@@ -1088,14 +1185,110 @@ class FieldAccess:
                 return getattr(super(self.plan.cls, owner), self.field.name)
             meta = type.__dict__.get(self.field.name)  # or of every class (mro)
             return self if meta is None else meta.__get__(owner, type)
-        if _plan_of_class(type(instance)) is not self.plan:
+        plan = self.plan
+        if type(instance) is not plan.cls and _plan_of_class(type(instance)) is not plan:
             raise TypeError(f"{self.field.name} is not a field of {type(instance).__name__}")
-        if self.field.repeated:
-            return _container(instance, self.field)
-        return _slot(instance, self.field)
+        field = self.field
+        if field.map_key is not None:
+            return _container(instance, field)
+        if field.repeated:
+            return _items(plan, instance, field)
+        if field.message is not None:
+            return _part(instance, field)
+        return _slot(instance, field)
 
     def __set__(self, instance: Any, value: Any) -> None:
         Struct.__setattr__(instance, self.field.name, value)
 
     def __delete__(self, instance: Any) -> None:
         raise AttributeError(f"cannot delete field {self.field.name!r}")
+
+
+# --- repeated fields ---------------------------------------------------------
+
+
+class Repeated(list):  # type: ignore[type-arg]
+    """The elements of a repeated field: a list whose additions are checked as pb2 checks them.
+
+    ``append``, ``insert``, ``extend`` (and ``+=``) and item assignment
+    take what the field's elements take (as :meth:`Struct.__setattr__`
+    checks a singular field) and raise pb2's TypeError or ValueError at
+    once for anything else. Every other method is the list's own; the
+    decoder fills it through the list's C API.
+    """
+
+    plan: MessagePlan  # of the message holding the field, which errors name
+    field: FieldPlan
+    owner: Any  # a weak reference to the default sub-message holding it, or None
+
+    def append(self, value: Any) -> None:
+        list.append(self, _element_of(self, value))
+        _added(self)
+
+    def insert(self, index: Any, value: Any) -> None:
+        list.insert(self, index, _element_of(self, value))
+        _added(self)
+
+    def extend(self, values: Any) -> None:
+        list.extend(self, [_element_of(self, value) for value in values])
+        _added(self)
+
+    def __iadd__(self, values: Any) -> Any:  # type: ignore[misc]  # takes what extend takes
+        Repeated.extend(self, values)
+        return self
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, slice):
+            list.__setitem__(self, index, [_element_of(self, item) for item in value])
+        else:
+            list.__setitem__(self, index, _element_of(self, value))
+        _added(self)
+
+    def MergeFrom(self, other: Any) -> None:  # pb2's name
+        """Append the elements of ``other``, as pb2's containers do."""
+        Repeated.extend(self, other)
+
+    def __reduce__(self) -> Any:
+        return (list, (list(self),))  # a copy or a pickle is a plain list
+
+
+class RepeatedMessages(Repeated):
+    """The elements of a repeated message field, with pb2's ``add``."""
+
+    def add(self, **fields: Any) -> Any:
+        """Append a new message of the field's type, made from ``fields``, and return it."""
+        element = self.field.message.cls(**fields)  # type: ignore[union-attr]  # linked
+        list.append(self, element)
+        _added(self)
+        return element
+
+
+def _new_items(plan: MessagePlan, field: FieldPlan, owner: Any) -> Repeated:
+    """An empty container of repeated field ``field`` of ``plan``'s messages.
+
+    ``owner``: a weak reference to the default sub-message holding it (see
+    :func:`written`), or None.
+    """
+    if field.message is not None:
+        items: Repeated = RepeatedMessages.__new__(RepeatedMessages)
+    else:
+        items = Repeated.__new__(Repeated)
+    items.plan = plan
+    items.field = field
+    items.owner = owner
+    return items
+
+
+def _element_of(items: Repeated, value: Any) -> Any:
+    """``value`` as an element of ``items``' field, checked."""
+    return _checked_value(items.plan, items.field, value)
+
+
+def _added(items: Repeated) -> None:
+    """Note an addition to ``items``: a write to the default sub-message holding it, if any."""
+    owner = items.owner
+    if owner is not None:
+        items.owner = None
+        message = owner()
+        if message is not None:
+            written(message)

@@ -24,10 +24,12 @@ Each struct class is a heap type whose ``__slots__`` are the message's
 fields (see :mod:`codec._struct` for the object model). Struct semantics
 follow pb2's: an unset scalar reads as its default (proto2 ``[default =
 ...]``, else the zero value); fields with explicit presence (proto2, proto3
-``optional``, oneof members) are written when set, as ``HasField`` tells,
-and scalars with implicit presence (proto3) when not zero; sub-messages are
-``None`` when unset; repeated fields are lists, maps are dicts, unknown
-fields are kept as bytes and written last. Assignments are
+``optional``, oneof members, sub-messages) are written when set, as
+``HasField`` tells, and scalars with implicit presence (proto3) when not
+zero; an unset sub-message reads as an empty one, which becomes set once it
+is written to; repeated fields are lists with checked additions
+(:class:`~codec._struct.Repeated`), maps are dicts, unknown fields are kept
+as bytes and written last. Assignments are
 checked as pb2 checks them. Encoding is byte-identical to upb's
 ``SerializeToString(deterministic=True)``.
 
@@ -57,7 +59,6 @@ from codec._descriptor_set import build_schema, message_types, path_in_file, sha
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._message import Enum, Message, check_required, registered_extensions, requires
-from codec._wellknown import bases_of
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     FieldAccess,
@@ -65,6 +66,7 @@ from codec._struct import (
     MessagePlan,
     Struct,
 )
+from codec._wellknown import bases_of
 from codec.errors import SchemaError
 
 __all__ = [
@@ -284,16 +286,18 @@ def _add_constant(namespace: dict[str, Any], name: str, value: Any) -> None:
 def _add_fields(namespace: dict[str, Any], plan: MessagePlan, taken: frozenset[str]) -> None:
     """Give a struct class's namespace its slots, its plan and the fields' attributes.
 
-    A field read through its own slot needs nothing more; a repeated or map
-    field, or a field whose slot has another name (``MessagePlan.slot_names``)
-    that is an identifier, is read through a :class:`FieldAccess`, which
-    shows the class's own attribute of that name on the class.
+    A field read through its own slot needs nothing more; a field whose
+    slot has another name (``MessagePlan.slot_names``: a repeated, map or
+    message field, or a name a slot cannot have) is read through a
+    :class:`FieldAccess`, which shows the class's own attribute of that
+    name on the class, if its name is an identifier or it is repeated (an
+    extension's, ``[full name]``, read with ``getattr``).
     """
     slots = plan.slot_names(taken)
     namespace["__slots__"] = slots
     namespace["__plan__"] = plan
     for field, slot in zip(plan.fields_by_slot, slots, strict=False):
-        if field.repeated or (slot != field.name and field.name.isidentifier()):
+        if slot != field.name and (field.repeated or field.name.isidentifier()):
             namespace[field.name] = FieldAccess(plan, field, namespace.get(field.name))
 
 
@@ -373,7 +377,7 @@ def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> Me
         "EXTENSIONS": {field.name: ext for field, ext in zip(fields, extensions, strict=True)},
     }
     _add_fields(namespace, held, frozenset())
-    held.bind(type("Extensions", (Struct,), namespace), True)
+    held.bind(type("Extensions", (Struct,), namespace))
     return held
 
 

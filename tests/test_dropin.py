@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
 from google.protobuf.internal import enum_type_wrapper
+from helpers.unchecked import put
 from schemas import everything_pb2 as E
 from schemas import extensions_2023_pb2, file_descriptor_set, file_descriptor_set_bytes
 from schemas import legacy_pb2 as L
@@ -232,7 +233,7 @@ def test_values_stored_around_the_checks_do_not_break_the_required_check() -> No
     """The encoder refuses a wrong value with its own EncodeError, required fields or not."""
     for name, bad in (("next", 5), ("next", [Link()])):
         link = Link(a=1)
-        Link.__dict__[name].__set__(link, bad)  # the slot, around the check
+        put(link, name, bad)  # the slot, around the check
         assert link.FindInitializationErrors() == []
         with pytest.raises(codec.EncodeError, match=r"legacy\.Link\.next: expected"):
             codec.encode(link)
@@ -383,7 +384,7 @@ def test_classes_of_two_pools_coexist() -> None:
     with pytest.raises(TypeError, match=mixed):
         value.k_leaf = leaf()
     unchecked = AllTypes()
-    AllTypes.__dict__["k_leaf"].__set__(unchecked, leaf())  # the slot, around the check
+    put(unchecked, "k_leaf", leaf())  # the slot, around the check
     with pytest.raises(codec.EncodeError, match=mixed):
         codec.encode(unchecked)
 

@@ -170,7 +170,7 @@ def test_an_empty_message_extension_on_the_wire_is_set() -> None:
 def test_repeated_extensions_are_lists() -> None:
     message, value = _both()
     assert value.Extensions[X.numbers] == [3, -1]
-    assert type(value.Extensions[X.numbers]) is list
+    assert isinstance(value.Extensions[X.numbers], list)
     assert value.Extensions[X.payloads][0].id == 9
     value.Extensions[X.texts].append("a")
     message.Extensions[X.texts].append("a")

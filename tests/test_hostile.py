@@ -382,7 +382,7 @@ def unknown(data: bytes, **values: Any) -> Callable[[Any], bool]:
 
 def depth_of(result: Any) -> int:
     depth = 0
-    while result.child is not None:
+    while result.HasField("child"):
         result, depth = result.child, depth + 1
     return depth
 

@@ -564,7 +564,7 @@ def test_structs_still_encode_after_a_refused_one(via: str) -> None:
     expected = codec.encode(message)
     bad = with_trigger(
         AllTypes,
-        lambda m: m.r_leaf.append("not a leaf"),
+        lambda m: list.append(m.r_leaf, "not a leaf"),  # around the checks
         f_leaf=leaf,
         r_leaf=[leaf],
         f_string=LONG,

@@ -115,8 +115,8 @@ def has_unknown_map_entry(message: Any) -> bool:
         if maps & numbers:
             return True
         for field in plan.fields:
-            if field.message is None:
-                continue
+            if field.message is None or not (field.repeated or current.HasField(field.name)):
+                continue  # an unset sub-message is not read: that would make its default
             value = getattr(current, field.name)
             items = value.values() if isinstance(value, dict) else value
             for item in items if field.repeated else [value]:

@@ -36,8 +36,9 @@ if [ "$(id -u)" != 0 ]; then
     SUDO=(sudo)
 fi
 
+# Empty when it is not installed (dpkg-query then fails, which must not end the script).
 installed_version() {
-    dpkg-query -W -f='${Status} ${Version}\n' libprotobuf-dev 2>/dev/null |
+    { dpkg-query -W -f='${Status} ${Version}\n' libprotobuf-dev 2>/dev/null || true; } |
         awk '$1 == "install" && $3 == "installed" { print $4 }'
 }
 

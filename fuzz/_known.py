@@ -41,6 +41,14 @@ def _structs(value: Any) -> list[Any]:
     return [value] if hasattr(type(value), "__plan__") else []
 
 
+def _held(message: Any, field: Any) -> Any:
+    """The value of ``field`` in ``message``; None for an unset sub-message, which is not
+    read (reading makes its default, and a recursive type would be walked forever)."""
+    if field.message is not None and not field.repeated and not message.HasField(field.name):
+        return None
+    return getattr(message, field.name)
+
+
 def undeclared_closed_enum(message: Any) -> bool:
     """K1: a repeated closed-enum field of ``message`` or a sub-message has an undeclared value."""
     pending = [message]
@@ -48,7 +56,7 @@ def undeclared_closed_enum(message: Any) -> bool:
         current = pending.pop()
         plan = type(current).__plan__
         for field in plan.fields_by_slot:
-            value = getattr(current, field.name)
+            value = _held(current, field)
             if value is None:
                 continue
             closed = field.closed_enum
@@ -67,7 +75,7 @@ def map_none_entries(message: Any) -> bool:
         current = pending.pop()
         plan = type(current).__plan__
         for field in plan.fields_by_slot:
-            value = getattr(current, field.name)
+            value = _held(current, field)
             if field.map_key is not None and isinstance(value, dict):
                 if None in value:
                     return True
@@ -96,7 +104,7 @@ def closed_enum_in_unknown(message: Any) -> bool:
             except codec.DecodeError:
                 pass
         for field in plan.fields_by_slot:
-            value = getattr(current, field.name)
+            value = _held(current, field)
             if value is not None and field.message is not None:
                 pending.extend(_structs(value))
     return False

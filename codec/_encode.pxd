@@ -56,6 +56,7 @@ cdef extern from "Python.h":
     char *PyByteArray_AS_STRING(object data)
     bytes PyBytes_FromStringAndSize(const char *data, Py_ssize_t size)
     bint PyDict_Next(object mapping, Py_ssize_t *pos, PyObject **key, PyObject **value)
+    Py_ssize_t PyDict_Size(object mapping) except -1
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     long long PyLong_AsLongLongAndOverflow(object number, int *overflow) noexcept
     unsigned long long PyLong_AsUnsignedLongLong(object number) noexcept
@@ -158,7 +159,7 @@ cdef int _entry(Tape tape, FieldPlan field, object key, object item, int depth) 
 @cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
                scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
                item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
-cdef int _sorted_dict(Tape tape, FieldPlan field, MessagePlan plan, dict mapping,
+cdef int _sorted_dict(Tape tape, FieldPlan field, MessagePlan plan, object mapping,
                       int depth) except -1
 @cython.locals(i=Py_ssize_t, j=Py_ssize_t, current=MapItem)
 cdef inline void _sort_items(MapItem *items, Py_ssize_t count, item_order before) noexcept nogil

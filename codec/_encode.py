@@ -49,6 +49,7 @@ from codec._varint import byte_view
 from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
+    from builtins import len as PyDict_Size
     from builtins import len as PyList_GET_SIZE
     from builtins import len as PyTuple_GET_SIZE
     from operator import getitem as PyList_GET_ITEM
@@ -811,10 +812,9 @@ def _check_sequence(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
 
 def _map(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: int) -> None:
     """Put the entries of a map field on the tape in upb's order (see :func:`_map_order`)."""
-    if cython.compiled and type(mapping) is dict:
+    if cython.compiled and isinstance(mapping, dict):  # a dict or Entries
         _sorted_dict(tape, field, plan, mapping, depth)
     elif not isinstance(mapping, dict) and not hasattr(mapping, "items"):
-        # A dict is tested first: hasattr makes a bound method, an allocation per encode.
         raise _encode_error(field, plan, f"expected a dict, not {type(mapping).__name__}")
     else:
         for key, item in sorted(mapping.items(), key=_map_order(field.map_key)):  # type: ignore[arg-type]
@@ -839,12 +839,10 @@ def _entry(tape: Tape, field: FieldPlan, key: Any, item: Any, depth: int) -> Non
 # __index__) cannot free a key or a value under it.
 
 
-def _sorted_dict(
-    tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: dict[Any, Any], depth: int
-) -> None:
+def _sorted_dict(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: int) -> None:
     """Compiled: put a dict's entries on the tape in upb's order."""
     if cython.compiled:
-        count = len(mapping)
+        count = PyDict_Size(mapping)  # not len(): a subclass's __len__ would be Python code
         items = cython.cast(item_ptr, on_stack)
         scratch = cython.NULL
         if count > _STACK_ITEMS:

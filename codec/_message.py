@@ -279,7 +279,7 @@ def _parts(field: FieldDescriptor, value: Any, prefix: str) -> list[tuple[str, A
     """The path of each message a message field's ``value`` holds, and the message."""
     name = field.name
     if field.message_type.GetOptions().map_entry:  # type: ignore[union-attr]  # a message
-        entries = value.items() if type(value) is dict else ()
+        entries = value.items() if isinstance(value, dict) else ()
         return [(f"{prefix}{name}[{key!r}].", item) for key, item in entries]
     if field.is_repeated:
         items = value if isinstance(value, (list, tuple)) else ()

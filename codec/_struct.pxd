@@ -171,12 +171,21 @@ cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) e
 cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
 cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
 cdef object _container(object message, FieldPlan field)
-@cython.locals(items=Repeated)
+@cython.locals(items=Repeated, entries=Entries)
 cdef object _items(MessagePlan plan, Struct message, FieldPlan field)
 @cython.locals(items=Repeated)
 cdef Repeated _new_items(MessagePlan plan, FieldPlan field, object owner)
 cdef object _element_of(Repeated items, object value)
 cdef int _added(Repeated items) except -1
+cdef int _write_through(object owner) except -1
+cdef object _unowned(object container)
+cdef MessagePlan _message_plan_of(FieldPlan field)
+@cython.locals(entries=Entries)
+cdef Entries _new_entries(FieldPlan field, object owner)
+cdef object _entry_key(Entries entries, object key)
+@cython.locals(plan=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, checked=list)
+cdef int _put_entries(Entries entries, dict pairs) except -1
+cdef int _entries_added(Entries entries) except -1
 cdef object _part(Struct message, FieldPlan field)
 cdef object _parent_of(Struct message)
 cdef int _set_parent(Struct message, object parent) except -1
@@ -188,7 +197,7 @@ cdef FieldPlan _field_holding(MessagePlan plan, Struct message, Struct part)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(other=Py_ssize_t)
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(items=Repeated)
+@cython.locals(items=Repeated, entries=Entries)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
 @cython.locals(kind=int, sub=MessagePlan)
 cdef object _checked_value(MessagePlan plan, FieldPlan field, object value)
@@ -281,6 +290,14 @@ cdef class Repeated(list):
     cdef object owner  # a weak reference to a default sub-message holding it, or None
 
 cdef class RepeatedMessages(Repeated):
+    pass
+
+cdef class Entries(dict):
+    cdef MessagePlan plan  # of the map's entry message, which errors name
+    cdef readonly FieldPlan field
+    cdef object owner  # a weak reference to a default sub-message holding it, or None
+
+cdef class MessageEntries(Entries):
     pass
 
 cdef class FieldAccess:

@@ -19,6 +19,7 @@ This file is Cython pure-Python mode (types in ``_struct.pxd``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import weakref
 from typing import Any
@@ -356,14 +357,15 @@ def _member_offset(member: Any) -> int:
 # scalars, oneof members, sub-messages) is a bit in ``_has``. Repeated and
 # map fields start empty (a NULL slot), so an empty one costs nothing; the
 # FieldAccess descriptor makes the container on first use: a Repeated (a
-# list whose additions are checked) or a dict. A sub-message's slot is empty
-# until it is set, or read (see "default sub-messages"). A slot may also be
+# list whose additions are checked) or Entries (a dict whose writes are).
+# A sub-message's slot is empty until it is set, or read (see "default
+# sub-messages"). A slot may also be
 # NULL because the object was made with ``cls.__new__(cls)`` or emptied
 # through the slot's member descriptor (``__delete__``): every reader treats
 # NULL as unset.
 #
-# Writes go through Struct.__setattr__ and Repeated's methods, which check
-# the value as pb2 does (TypeError for a wrong type, ValueError out of
+# Writes go through Struct.__setattr__ and the containers' methods, which
+# check the value as pb2 does (TypeError for a wrong type, ValueError out of
 # range) and clear the other members of a oneof. The encoder checks every
 # value again: a slot's member descriptor (``__set__``) stores any value
 # around those checks, and so does ``list.append(items, value)``, so a bad
@@ -456,18 +458,25 @@ def _container(message: Any, field: FieldPlan) -> Any:
 
 
 def _items(plan: MessagePlan, message: Struct, field: FieldPlan) -> Any:
-    """The container of a repeated field as Python code reads it: a :class:`Repeated`.
+    """The container of a repeated or map field as Python code reads it.
 
-    It is made on first use, from the list the decoder filled if any. It
-    tells ``message`` when it is added to, if ``message`` is a default
-    sub-message (see :func:`written`). A sequence of another kind that was
-    assigned (a numpy array) reads as it is.
+    A :class:`Repeated` or :class:`Entries`, made on first use from the
+    list or dict the decoder filled, if any. It tells ``message`` when it is
+    added to, if ``message`` is a default sub-message (see :func:`written`).
+    A sequence of another kind that was assigned (a numpy array) reads as it
+    is.
     """
     found = _slot(message, field)
-    if found is not None and type(found) is not list:
+    if found is not None and type(found) is not list and type(found) is not dict:
         return found
-    parent = _parent_of(message)
-    items = _new_items(plan, field, None if parent is None else _weak(message))
+    owner = None if _parent_of(message) is None else _weak(message)
+    if field.map_key is not None:
+        entries = _new_entries(field, owner)
+        if found is not None:
+            dict.update(entries, found)
+        _store(message, field, entries)
+        return entries
+    items = _new_items(plan, field, owner)
     if found is not None:
         list.extend(items, found)
     _store(message, field, items)
@@ -531,14 +540,21 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     None to clear them. A repeated field takes a list or tuple of what its
     elements take, made into a :class:`Repeated`, or another sequence (a
     numpy array), kept as it is and checked when it is encoded; a map field
-    takes a dict, kept as it is (its entries are checked when encoded).
+    takes a dict (or what ``dict()`` takes) whose keys and values are
+    checked as its entry's fields, made into :class:`Entries`.
     """
     if not field.repeated:
         return _checked_value(plan, field, value)
     if field.map_key is not None:
-        if not isinstance(value, dict):
+        if isinstance(value, (str, bytes)):
             raise _type_error(plan, field, "a dict", value)
-        return value
+        try:
+            pairs = dict(value)
+        except (TypeError, ValueError):
+            raise _type_error(plan, field, "a dict", value) from None
+        entries = _new_entries(field, None)
+        _put_entries(entries, pairs)
+        return entries
     if isinstance(value, (str, bytes, dict)) or not _sized(value):
         raise _type_error(plan, field, "a sequence", value)
     if not isinstance(value, (list, tuple)):
@@ -1189,9 +1205,7 @@ class FieldAccess:
         if type(instance) is not plan.cls and _plan_of_class(type(instance)) is not plan:
             raise TypeError(f"{self.field.name} is not a field of {type(instance).__name__}")
         field = self.field
-        if field.map_key is not None:
-            return _container(instance, field)
-        if field.repeated:
+        if field.repeated:  # maps too
             return _items(plan, instance, field)
         if field.message is not None:
             return _part(instance, field)
@@ -1220,6 +1234,9 @@ class Repeated(list):  # type: ignore[type-arg]
     plan: MessagePlan  # of the message holding the field, which errors name
     field: FieldPlan
     owner: Any  # a weak reference to the default sub-message holding it, or None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise _unowned(self)
 
     def append(self, value: Any) -> None:
         list.append(self, _element_of(self, value))
@@ -1257,7 +1274,7 @@ class RepeatedMessages(Repeated):
 
     def add(self, **fields: Any) -> Any:
         """Append a new message of the field's type, made from ``fields``, and return it."""
-        element = self.field.message.cls(**fields)  # type: ignore[union-attr]  # linked
+        element = _message_plan_of(self.field).cls(**fields)
         list.append(self, element)
         _added(self)
         return element
@@ -1281,6 +1298,8 @@ def _new_items(plan: MessagePlan, field: FieldPlan, owner: Any) -> Repeated:
 
 def _element_of(items: Repeated, value: Any) -> Any:
     """``value`` as an element of ``items``' field, checked."""
+    if items.field is None:
+        raise _unowned(items)
     return _checked_value(items.plan, items.field, value)
 
 
@@ -1289,6 +1308,140 @@ def _added(items: Repeated) -> None:
     owner = items.owner
     if owner is not None:
         items.owner = None
-        message = owner()
-        if message is not None:
-            written(message)
+        _write_through(owner)
+
+
+def _write_through(owner: Any) -> None:
+    """Note a write to the message ``owner`` (a weak reference) refers to, if it is alive."""
+    message = owner()
+    if message is not None:
+        written(message)
+
+
+def _unowned(container: Any) -> TypeError:
+    """The error of a container made by its class rather than read from a message."""
+    kind = type(container).__name__
+    return TypeError(f"a {kind} is made by reading a field of a message, not by calling {kind}")
+
+
+def _message_plan_of(field: FieldPlan | None) -> MessagePlan:
+    """The plan of the messages a container of ``field`` holds (TypeError if none)."""
+    if field is None or field.message is None:
+        raise TypeError("the container holds no messages")
+    return field.message
+
+
+# --- map fields --------------------------------------------------------------
+
+
+class Entries(dict):  # type: ignore[type-arg]
+    """The entries of a map field: a dict whose writes are checked as pb2 checks them.
+
+    Item assignment, ``update``, ``setdefault``, ``|=`` and ``MergeFrom``
+    take the keys and values the map's entry message takes in its ``key``
+    and ``value`` fields (checked as :meth:`Struct.__setattr__` checks a
+    field) and raise pb2's TypeError or ValueError at once for anything else.
+    Reading a missing key makes its entry, with the value's default (an
+    empty struct in a map of messages), as pb2 does; ``get`` and ``in`` make
+    none. Every other method is the dict's own; the decoder fills it through
+    the dict's C API.
+    """
+
+    plan: MessagePlan  # of the map's entry message, which errors name
+    field: FieldPlan  # the map field
+    owner: Any  # a weak reference to the default sub-message holding it, or None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise _unowned(self)
+
+    def __missing__(self, key: Any) -> Any:
+        key = _entry_key(self, key)
+        value_field: FieldPlan = self.field.map_value  # type: ignore[assignment]  # a map
+        if value_field.message is not None:
+            value = value_field.message.cls()
+        else:
+            value = _checked_value(self.plan, value_field, value_field.default)
+        dict.__setitem__(self, key, value)
+        _entries_added(self)
+        return value
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _put_entries(self, {key: value})
+
+    def update(self, *pairs: Any, **named: Any) -> None:
+        _put_entries(self, dict(*pairs, **named))
+
+    def __ior__(self, pairs: Any) -> Any:  # type: ignore[misc]  # takes what update takes
+        _put_entries(self, dict(pairs))
+        return self
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        key = _entry_key(self, key)
+        if key not in self:
+            _put_entries(self, {key: default})
+        return dict.__getitem__(self, key)
+
+    def MergeFrom(self, other: Any) -> None:  # pb2's name
+        """Copy in the entries of ``other``, replacing those of the same keys, as pb2 does."""
+        pairs = dict(other)
+        if self.field is not None and self.field.map_value.message is not None:  # type: ignore[union-attr]
+            pairs = {key: copy.copy(value) for key, value in pairs.items()}
+        _put_entries(self, pairs)
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))  # a copy or a pickle is a plain dict
+
+
+class MessageEntries(Entries):
+    """The entries of a map of messages, with pb2's ``get_or_create``."""
+
+    def get_or_create(self, key: Any) -> Any:
+        """The value of ``key``, made (an empty message) if the map has none."""
+        return self[key]
+
+
+def _new_entries(field: FieldPlan, owner: Any) -> Entries:
+    """Empty entries of map field ``field``; ``owner`` as :func:`_new_items` takes it."""
+    if field.map_value.message is not None:  # type: ignore[union-attr]  # a map
+        entries: Entries = MessageEntries.__new__(MessageEntries)
+    else:
+        entries = Entries.__new__(Entries)
+    entries.plan = field.message  # type: ignore[assignment]  # a map's entry
+    entries.field = field
+    entries.owner = owner
+    return entries
+
+
+def _entry_key(entries: Entries, key: Any) -> Any:
+    """``key`` as a key of ``entries``' map, checked."""
+    if entries.field is None:
+        raise _unowned(entries)
+    return _checked_value(entries.plan, entries.field.map_key, key)  # type: ignore[arg-type]  # a map
+
+
+def _put_entries(entries: Entries, pairs: dict[Any, Any]) -> None:
+    """Check every key and value of ``pairs``, then put them all in ``entries``."""
+    if entries.field is None:
+        raise _unowned(entries)
+    plan = entries.plan
+    key_field: FieldPlan = entries.field.map_key  # type: ignore[assignment]  # a map
+    value_field: FieldPlan = entries.field.map_value  # type: ignore[assignment]
+    checked = []
+    for key, value in pairs.items():
+        if value is None and value_field.message is not None:  # "unset": not a value
+            expected = f"a {value_field.message.full_name} struct or a dict"
+            raise _type_error(plan, value_field, expected, value)
+        key = _checked_value(plan, key_field, key)
+        checked.append((key, _checked_value(plan, value_field, value)))
+    for key, value in checked:
+        dict.__setitem__(entries, key, value)
+    if checked:
+        _entries_added(entries)
+
+
+def _entries_added(entries: Entries) -> None:
+    """Note an addition to ``entries``: a write to the default sub-message holding it, if any."""
+    owner = entries.owner
+    if owner is not None:
+        entries.owner = None
+        _write_through(owner)

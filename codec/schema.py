@@ -28,7 +28,8 @@ follow pb2's: an unset scalar reads as its default (proto2 ``[default =
 ``HasField`` tells, and scalars with implicit presence (proto3) when not
 zero; an unset sub-message reads as an empty one, which becomes set once it
 is written to; repeated fields are lists with checked additions
-(:class:`~codec._struct.Repeated`), maps are dicts, unknown fields are kept
+(:class:`~codec._struct.Repeated`), maps dicts with checked writes
+(:class:`~codec._struct.Entries`), unknown fields are kept
 as bytes and written last. Assignments are
 checked as pb2 checks them. Encoding is byte-identical to upb's
 ``SerializeToString(deterministic=True)``.

@@ -1385,6 +1385,43 @@ def test_struct_helpers_reachable_from_python_check_their_arguments(call: str) -
     assert outcomes[call][0] == "TypeError", outcomes[call]
 
 
+#: The containers of repeated and map fields, made otherwise than by reading a field:
+#: each use works or says clearly what is wrong.
+_CONTAINERS = (
+    "from codec.wellknown.struct_structs import ListValue, Struct, Value\n"
+    "from codec.wellknown.field_mask_structs import FieldMask\n"
+    "strings = type(FieldMask().paths); messages = type(ListValue().values)\n"
+    "entries = type(Struct().fields)\n"
+)
+CONTAINER_MISUSE = {
+    "Repeated()": "strings()",
+    "Repeated.__new__, append": "strings.__new__(strings).append('x')",
+    "Repeated.__new__, item assignment": "r = strings.__new__(strings); r[:] = ['x']",
+    "RepeatedMessages.__new__, add": "messages.__new__(messages).add()",
+    "a subclass of RepeatedMessages, add": (
+        "mine = type('Mine', (messages,), {}); mine.__new__(mine).add()"
+    ),
+    "RepeatedMessages.MergeFrom": "messages.__new__(messages).MergeFrom([Value()])",
+    "Entries()": "entries()",
+    "Entries.fromkeys": "entries.fromkeys(['a'])",
+    "Entries.__new__, read": "entries.__new__(entries)['a']",
+    "Entries.__new__, item assignment": "entries.__new__(entries)['a'] = Value()",
+    "Entries.__new__, update": "entries.__new__(entries).update(a=Value())",
+    "Entries.__new__, setdefault": "entries.__new__(entries).setdefault('a', Value())",
+    "Entries.__new__, |=": "e = entries.__new__(entries); e |= {'a': Value()}",
+    "Entries.__new__, get_or_create": "entries.__new__(entries).get_or_create('a')",
+    "Entries.__new__, MergeFrom": "entries.__new__(entries).MergeFrom({'a': Value()})",
+}
+
+
+def test_containers_not_read_from_a_message_do_not_crash() -> None:
+    cases = [(label, "", _CONTAINERS + call) for label, call in CONTAINER_MISUSE.items()]
+    outcomes = _probe(cases)
+    assert sorted(outcomes) == sorted(CONTAINER_MISUSE)
+    expected = ("TypeError",) if codec.COMPILED else ("TypeError", "AttributeError")
+    assert {label: kind for label, (kind, _) in outcomes.items() if kind not in expected} == {}
+
+
 @pytest.mark.skipif(not codec.COMPILED, reason="uncompiled, every helper is plain Python")
 def test_struct_helpers_that_trust_their_arguments_are_c_only() -> None:
     from codec import _struct

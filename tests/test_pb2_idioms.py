@@ -79,8 +79,6 @@ _SPAN = bytes.fromhex("2a03616263")  # a Span's encoding: name: "abc"
 
 
 # Known differences, not fixed yet (each a strict xfail of the idioms that show it).
-MAP_IS_DICT = "a map field is a dict: a missing key is a KeyError, not an entry made on read"
-MAP_UNCHECKED = "a map value is checked when encoded, not when set"
 NO_DISCARD = "no DiscardUnknownFields method"
 NO_UNKNOWN_FIELDS = "no UnknownFields method (pb2's raises NotImplementedError)"
 UNKNOWN_FIELD_SET = "google.protobuf.unknown_fields.UnknownFieldSet takes pb2 messages only"
@@ -491,7 +489,7 @@ def clear_field_of_repeated(ns: Namespace) -> Any:
     return leaf
 
 
-@idiom(REPEATED, differs=MAP_IS_DICT)
+@idiom(REPEATED)
 def map_message_value_made_on_read(ns: Namespace) -> Any:
     message = ns.AllTypes()
     message.m_string_inner["k"].a = 1
@@ -515,8 +513,92 @@ expr(
     REPEATED,
     "map_missing_scalar_key_reads_default",
     lambda ns: ns.AllTypes().m_int32_int32[5],
-    differs=MAP_IS_DICT,
 )
+
+
+@idiom(REPEATED)
+def map_missing_key_read_makes_the_entry(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    _ = message.m_int64_string[3], message.m_uint32_bytes[4], message.m_sint32_color[5]
+    return message
+
+
+@idiom(REPEATED)
+def map_get_does_not_make_the_entry(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    return message.m_int32_int32.get(1), message.m_string_inner.get("k"), message
+
+
+@idiom(REPEATED)
+def map_get_or_create(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    message.m_string_inner.get_or_create("k").a = 2
+    return message.m_string_inner["k"].a, message
+
+
+@idiom(REPEATED)
+def map_update_and_setdefault(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    message.m_int32_int32.update({1: 2}, **{})
+    message.m_int32_int32.setdefault(3, 4)
+    return message.m_int32_int32.setdefault(1, 9), message
+
+
+@idiom(REPEATED)
+def map_merge_from(ns: Namespace) -> Any:
+    message = ns.AllTypes(m_int32_int32={1: 1, 2: 2})
+    message.m_int32_int32.MergeFrom(ns.AllTypes(m_int32_int32={2: 5, 3: 3}).m_int32_int32)
+    return message
+
+
+@idiom(REPEATED)
+def map_of_messages_merge_from_copies(ns: Namespace) -> Any:
+    source = ns.AllTypes()
+    source.m_string_inner["k"].a = 1
+    message = ns.AllTypes()
+    message.m_string_inner.MergeFrom(source.m_string_inner)
+    source.m_string_inner["k"].a = 2
+    return message
+
+
+@idiom(REPEATED)
+def map_written_through_unset_sub_message(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    message.recursive.m_int32_int32[1] = 2
+    return message.HasField("recursive"), message
+
+
+@idiom(REPEATED)
+def map_read_of_unset_sub_message_sets_nothing(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    _ = message.recursive.m_int32_int32.get(1), 1 in message.recursive.m_int32_int32
+    return message.HasField("recursive"), message
+
+
+expr(REPEATED, "map_wrong_key_type", lambda ns: ns.AllTypes().m_int32_int32.update({"a": 1}))
+expr(REPEATED, "map_wrong_value_type", lambda ns: ns.AllTypes().m_int32_int32.update({1: "a"}))
+expr(REPEATED, "map_bool_for_int_value", lambda ns: ns.AllTypes().m_int32_int32.update({1: True}))
+expr(REPEATED, "map_value_out_of_range", lambda ns: ns.AllTypes(m_int32_int32={1: 2**40}))
+expr(REPEATED, "map_key_out_of_range", lambda ns: ns.AllTypes(m_int32_int32={2**40: 1}))
+expr(REPEATED, "map_wrong_key_read", lambda ns: ns.AllTypes().m_string_inner[1])
+expr(
+    REPEATED, "map_of_dicts_in_constructor", lambda ns: ns.AllTypes(m_string_inner={"a": {"a": 1}})
+)
+expr(REPEATED, "map_pairs_in_constructor", lambda ns: ns.AllTypes(m_int32_int32=[(1, 2)]))
+expr(REPEATED, "map_bytes_for_string_value", lambda ns: ns.AllTypes(m_string_string={"a": b"b"}))
+expr(
+    REPEATED,
+    "map_int_for_double_value",
+    lambda ns: dict(ns.AllTypes(m_sint64_double={1: 1}).m_sint64_double),
+)
+expr(REPEATED, "map_invalid_utf8_value", lambda ns: ns.AllTypes(m_string_string={"a": b"\xff"}))
+
+
+@idiom(REPEATED, extension="a map of messages may be assigned a value", struct=1)
+def map_of_messages_assigned(ns: Namespace) -> Any:
+    message = ns.AllTypes()
+    message.m_string_inner["k"] = ns.AllTypes.Inner(a=1)
+    return message.m_string_inner["k"].a
 
 
 @idiom(REPEATED)
@@ -717,7 +799,7 @@ def assign_bytearray_to_bytes(ns: Namespace) -> Any:
     return span.trace_id
 
 
-@idiom(BUILD, differs=MAP_UNCHECKED)
+@idiom(BUILD)
 def assign_to_map_entry_wrong_type(ns: Namespace) -> Any:
     message = ns.AllTypes()
     message.m_string_string["a"] = 1

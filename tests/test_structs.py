@@ -856,7 +856,9 @@ BAD_VALUES = [
     ("m_int32_int32", {2**31: 1}),
     ("m_string_string", {1: "a"}),
     ("m_uint64_leaf", {1: 5}),
-    ("m_bool_string", {True: b"x"}),
+    ("m_bool_string", {True: b"\xff"}),
+    ("m_uint64_leaf", {1: None}),
+    ("m_int32_int32", {1: True}),
 ]
 
 

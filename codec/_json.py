@@ -17,9 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf import json_format, message_factory
+from google.protobuf import message as pb2_message
 
 from codec._decode import decode
-from codec._encode import encode
+from codec._message import to_pb2
+from codec._struct import Struct
 
 __all__ = ["from_dict", "from_json", "to_dict", "to_json"]
 
@@ -33,18 +35,21 @@ def _pb2_of(cls: type) -> Any:
 
 
 def _as_pb2(message: Any) -> Any:
-    converted = _pb2_of(type(message))()
-    converted.MergeFromString(encode(message, True))  # required fields may be missing
-    return converted
+    """``message`` as a google.protobuf message: a struct converted, a pb2 message as it is."""
+    if isinstance(message, pb2_message.Message):
+        return message
+    if not isinstance(message, Struct):
+        raise TypeError(f"expected a struct or a pb2 message, not {type(message).__name__}")
+    return to_pb2(message)
 
 
 def to_dict(message: Any, **options: Any) -> dict[str, Any]:
-    """The JSON mapping of a struct as a dict: ``json_format.MessageToDict``'s, with its options."""
+    """A struct's (or pb2 message's) JSON mapping as a dict: ``MessageToDict``'s, same options."""
     return json_format.MessageToDict(_as_pb2(message), **options)
 
 
 def to_json(message: Any, **options: Any) -> str:
-    """The JSON mapping of a struct as text: ``json_format.MessageToJson``'s, with its options."""
+    """A struct's (or pb2 message's) JSON mapping as text: ``MessageToJson``'s, same options."""
     return json_format.MessageToJson(_as_pb2(message), **options)
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from google.protobuf import message as pb2_message
+from google.protobuf import message_factory, text_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from codec._decode import decode
@@ -47,7 +49,14 @@ from codec.errors import EncodeError
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
 
-__all__ = ["Enum", "Message", "check_required", "registered_extensions", "requires"]
+__all__ = [
+    "Enum",
+    "Message",
+    "check_required",
+    "registered_extensions",
+    "requires",
+    "to_pb2",
+]
 
 
 class Message(Struct):
@@ -102,15 +111,32 @@ class Message(Struct):
         _adopt(self, type(self)())
 
     def CopyFrom(self, other: Self) -> None:
-        """Make this message a copy of ``other``, a message of the same type."""
+        """Make this message a copy of ``other``: a struct of its class, or a pb2 message."""
         if other is self:
             return
-        _adopt(self, decode(type(self), encode(_same_type(self, other), True)))
+        _adopt(self, decode(type(self), _encoding_of(self, other)))
 
     def MergeFrom(self, other: Self) -> None:
-        """Merge ``other`` into this message as pb2 does (repeated fields are appended)."""
-        merged = encode(self, True) + encode(_same_type(self, other), True)
+        """Merge ``other`` (as ``CopyFrom`` takes it) into this message as pb2 does.
+
+        Singular fields are overwritten, sub-messages merged, repeated fields
+        appended and map entries replaced.
+        """
+        merged = encode(self, True) + _encoding_of(self, other)
         _adopt(self, decode(type(self), merged))
+
+    def DiscardUnknownFields(self) -> None:
+        """Drop the unknown fields of this message and of every message it holds."""
+        set_unknown(self, None)
+        for _, item in _held(self, ""):
+            Message.DiscardUnknownFields(item)
+
+    def UnknownFields(self) -> Any:
+        """pb2's deprecated accessor, which raises as pb2's does; see ``codec.unknown_fields``."""
+        raise NotImplementedError(
+            "UnknownFields() is not supported (nor by upb): codec.unknown_fields(message) "
+            "gives the unknown fields' wire bytes"
+        )
 
     def SetInParent(self) -> None:
         """Set this message, an unset sub-message read from another, in that message."""
@@ -154,6 +180,24 @@ class Message(Struct):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self.__copy__()
+
+    # --- comparison and text -----------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        """Equal content: a struct of the same class, or a pb2 message of the same type."""
+        if isinstance(other, pb2_message.Message):
+            return _same_message(self, other) and to_pb2(self, type(other)) == other
+        return Struct.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = Message.__eq__(self, other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as pb2's messages are
+
+    def __str__(self) -> str:
+        """The text format, as ``str()`` of a pb2 message gives it."""
+        return text_format.MessageToString(to_pb2(self))
 
 
 class Enum(enum.IntEnum):
@@ -203,11 +247,34 @@ class Enum(enum.IntEnum):
 # name (``Clear``, ``HasField``), and on a message the field wins, as in pb2.
 
 
-def _same_type(message: Any, other: Any) -> Any:
-    if type(other) is not type(message):
-        name = type(message).__plan__.full_name
-        raise TypeError(f"expected a struct of {name}, not {type(other).__name__}")
-    return other
+def _encoding_of(message: Any, other: Any) -> bytes:
+    """The encoding of ``other``, a struct of ``message``'s class or a pb2 message of its type."""
+    if type(other) is type(message):
+        return encode(other, True)
+    if isinstance(other, pb2_message.Message) and _same_message(message, other):
+        return other.SerializePartialToString()
+    name = type(message).__plan__.full_name
+    raise TypeError(f"expected a struct or a pb2 message of {name}, not {type(other).__name__}")
+
+
+def _same_message(message: Any, other: pb2_message.Message) -> bool:
+    """Whether the pb2 message ``other`` is of ``message``'s message type."""
+    return bool(other.DESCRIPTOR.full_name == type(message).__plan__.full_name)
+
+
+def to_pb2(message: Any, cls: Any = None) -> Any:
+    """The google.protobuf message with the same content as struct ``message``.
+
+    ``cls``: the pb2 class to make (by default, the one of the struct's
+    descriptor).
+    """
+    if not isinstance(message, Struct):
+        raise TypeError(f"expected a struct, not {type(message).__name__}")
+    if cls is None:
+        cls = message_factory.GetMessageClass(type(message).DESCRIPTOR)  # type: ignore[attr-defined]
+    converted = cls()
+    converted.MergeFromString(encode(message, True))  # required fields may be missing
+    return converted
 
 
 def _adopt(message: Any, source: Any) -> None:
@@ -251,28 +318,37 @@ def _missing(message: Any) -> list[str]:
 
 
 def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
-    """Add the paths of the required fields not set in ``message`` and the messages it holds.
+    """Add the paths of the required fields not set in ``message`` and the messages it holds."""
+    for field in type(message).DESCRIPTOR.fields:
+        if field.is_required and not Struct.HasField(message, field.name):
+            missing.append(prefix + field.name)
+    for path, item in _held(message, prefix):
+        _find_missing(item, path, missing)
+
+
+def _held(message: Any, prefix: str) -> list[tuple[str, Any]]:
+    """Each struct ``message`` holds (set sub-messages, elements, map values, message
+    extensions), with its path under ``prefix`` in pb2's form (``a.b[2].c``).
 
     Only what can be walked without running Python code is looked into:
     structs, and lists, tuples and dicts of them. A value of the wrong type
     (stored around the checks) is passed over: the encoder refuses it.
     Message extensions are named by their names, as upb names them.
     """
-    descriptor = type(message).DESCRIPTOR
-    held: list[tuple[FieldDescriptor, Any]] = []
-    for field in descriptor.fields:
-        if field.is_required and not Struct.HasField(message, field.name):
-            missing.append(prefix + field.name)
+    fields: list[tuple[FieldDescriptor, Any]] = []
+    for field in type(message).DESCRIPTOR.fields:
         if field.message_type is None:
             continue
         if field.is_repeated or Struct.HasField(message, field.name):  # an unset one is not read
-            held.append((field, getattr(message, field.name)))
+            fields.append((field, getattr(message, field.name)))
     if type(message).__plan__.extensions is not None:
-        held += [item for item in extension_items(message) if item[0].message_type is not None]
-    for field, value in held:
-        for path, item in _parts(field, value, prefix):
-            if isinstance(item, Message):
-                _find_missing(item, path, missing)
+        fields += [item for item in extension_items(message) if item[0].message_type is not None]
+    return [
+        (path, item)
+        for field, value in fields
+        for path, item in _parts(field, value, prefix)
+        if isinstance(item, Message)
+    ]
 
 
 def _parts(field: FieldDescriptor, value: Any, prefix: str) -> list[tuple[str, Any]]:

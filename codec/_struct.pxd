@@ -7,7 +7,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport int64_t, uint64_t
 
-from codec._varint cimport varint_size
+from codec._varint cimport bits_float32, float32_bits, varint_size
 from codec._wire cimport (
     VARINT, I64, LEN, EGROUP, I32, INT32, INT64, UINT32, UINT64, BOOL, ENUM, FLOAT, DOUBLE,
     STRING, BYTES, MESSAGE, GROUP,
@@ -199,7 +199,7 @@ cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except 
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(items=Repeated, entries=Entries)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
-@cython.locals(kind=int, sub=MessagePlan)
+@cython.locals(kind=int, sub=MessagePlan, real=double)
 cdef object _checked_value(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 cdef object _enum_named(MessagePlan plan, FieldPlan field, str name)

@@ -34,7 +34,7 @@ from codec._wire import NUMPY_DTYPES, SCALAR_KINDS
 from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
-    from codec._varint import varint_size
+    from codec._varint import bits_float32, float32_bits, varint_size
     from codec._wire import (
         BOOL,
         BYTES,
@@ -596,10 +596,13 @@ def _checked_value(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         if isinstance(value, (bytes, bytearray, memoryview)):  # the decoder's zero-copy views
             return value
         raise _type_error(plan, field, "bytes", value)
+    if kind == DOUBLE and type(value) is float:
+        return value
     if kind in (FLOAT, DOUBLE):
-        if type(value) is float:
-            return value
-        return float(real_of(field, kind, value, True))
+        real = value if type(value) is float else float(real_of(field, kind, value, True))
+        if kind == FLOAT:  # read back as pb2 reads it: rounded to single precision
+            return bits_float32(float32_bits(real))
+        return real
     if kind == BOOL:
         if type(value) is bool:
             return value
@@ -1159,7 +1162,7 @@ def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
                 return False
             if not _has(left, field.has_bit):
                 continue  # unset on both sides
-        if a is not b and a != b:
+        if a is not b and a != b and not (a != a and b != b):  # two NaNs are equal, as in pb2
             return False
     return True
 

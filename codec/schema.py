@@ -59,7 +59,14 @@ from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
-from codec._message import Enum, Message, check_required, registered_extensions, requires
+from codec._message import (
+    Enum,
+    Message,
+    check_required,
+    registered_extensions,
+    requires,
+    to_pb2,
+)
 from codec._struct import (
     DEFAULT_MAX_DEPTH,
     FieldAccess,
@@ -473,15 +480,6 @@ def which_oneof(message: Struct, name: str) -> str | None:
 def unknown_fields(message: Struct) -> bytes:
     """Fields a decoded message held that its schema does not know, as wire bytes."""
     return _struct.unknown_of(message)
-
-
-def to_pb2(message: Struct, cls: Any = None) -> Any:
-    """The google.protobuf message with the same content as a struct."""
-    if cls is None:
-        cls = message_factory.GetMessageClass(type(message).DESCRIPTOR)  # type: ignore[attr-defined]
-    converted = cls()
-    converted.MergeFromString(encode(message, True))  # required fields may be missing
-    return converted
 
 
 def from_pb2(message: Any, cls: type | None = None) -> Any:

@@ -93,7 +93,9 @@ def test_a_failed_merge_changes_nothing() -> None:
     with pytest.raises(codec.DecodeError):
         value.MergeFromString(b"\x0a\x05ab")  # a length past the end
     assert value == AllTypes(f_int32=1, p_int32=[4])
-    with pytest.raises(TypeError, match=r"expected a struct of everything\.AllTypes, not Leaf"):
+    with pytest.raises(
+        TypeError, match=r"expected a struct or a pb2 message of everything\.AllTypes, not Leaf"
+    ):
         value.MergeFrom(codec.struct(E.Leaf)())
 
 

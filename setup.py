@@ -93,7 +93,10 @@ def _extensions() -> list:  # type: ignore[type-arg]
             "boundscheck": False,
             "wraparound": False,
             "cdivision": True,
-            "embedsignature": True,
+            # Docstrings are as written: inspect reads functions' signatures (binding);
+            # a class's __init__ embeds its own, for codec._introspection.
+            "embedsignature": False,
+            "embedsignature.format": "python",
             "warn.unreachable": False,
             # Types come from the .pxd files; annotations are for type checkers.
             "annotation_typing": False,

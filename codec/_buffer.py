@@ -38,6 +38,7 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
+from codec._introspection import InitSignature
 from codec._varint import Bytes
 
 COMPILED: bool = cython.compiled
@@ -172,7 +173,11 @@ class WriteBuffer:
     raise :class:`RuntimeError`.
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self, capacity: int = INITIAL_CAPACITY) -> None:
+        """An empty buffer of ``capacity`` bytes."""
         if capacity < 0:
             raise ValueError(f"capacity must not be negative, got {capacity}")
         if self._busy or self._regions:  # __init__ called again, mid-write
@@ -267,7 +272,11 @@ class ReceiveWindow:
     ``_data[0]``, so positions convert to offsets in the whole stream.
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self) -> None:
+        """An empty window."""
         self._data = bytearray(_INITIAL_CAPACITY)
         self._view: memoryview | None = None  # of all of _data, to cut received views from
         self._start = 0

@@ -30,4 +30,4 @@ def cast(_type: Any, value: Any) -> Any:
 
 
 cfunc = inline = _unchanged
-locals = returns = exceptval = _decorator
+locals = returns = exceptval = embedsignature = _decorator

@@ -32,6 +32,7 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._encode import encode
+from codec._introspection import InitSignature
 from codec._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
 from codec._varint import byte_view
 from codec._varint import encode as varint_encode
@@ -624,6 +625,9 @@ class Decoder:
     def __class_getitem__(cls, item: Any) -> GenericAlias:
         return GenericAlias(cls, item)
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(
         self,
         type: Any,  # the struct class, as msgspec names it
@@ -633,6 +637,7 @@ class Decoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_elements: int = DEFAULT_MAX_ELEMENTS,
     ) -> None:
+        """Check the options once, for every decode."""
         self.plan = _plan_of_class(type)
         self.type = type
         self.zero_copy = _option_flag("zero_copy", zero_copy)

@@ -265,7 +265,8 @@ class MessagePlan:
         (read through a :class:`FieldAccess` that makes its container, or
         its default sub-message, on first use), has a slot of another name,
         one no field of the message has, and so has the hidden slot of the
-        extensions.
+        extensions. Those names begin with an underscore, so ``help()`` and
+        completion leave them out.
         """
         used = set(self.by_name)
 
@@ -278,12 +279,13 @@ class MessagePlan:
         names = []
         for field in self.fields_by_slot:
             name = field.name
+            private = name if name.startswith("_") else f"_{name}"  # one underscore: never mangled
             if not is_plain_attribute(name) or name in taken:
                 name = hidden(f"_{field.number}")
             elif field.repeated:
-                name = hidden(f"{name}_items")
+                name = hidden(f"{private}_items")
             elif field.message is not None:
-                name = hidden(f"{name}_part")
+                name = hidden(f"{private}_part")
             names.append(name)
         if self.extensions is not None:
             names.append(hidden("_extensions"))
@@ -1283,6 +1285,10 @@ class RepeatedMessages(Repeated):
         return element
 
 
+if not cython.compiled:  # compiled, an object made by __new__ holds None in each
+    Repeated.plan = Repeated.field = Repeated.owner = None  # type: ignore[assignment]
+
+
 def _new_items(plan: MessagePlan, field: FieldPlan, owner: Any) -> Repeated:
     """An empty container of repeated field ``field`` of ``plan``'s messages.
 
@@ -1401,6 +1407,10 @@ class MessageEntries(Entries):
     def get_or_create(self, key: Any) -> Any:
         """The value of ``key``, made (an empty message) if the map has none."""
         return self[key]
+
+
+if not cython.compiled:  # as Repeated's
+    Entries.plan = Entries.field = Entries.owner = None  # type: ignore[assignment]
 
 
 def _new_entries(field: FieldPlan, owner: Any) -> Entries:

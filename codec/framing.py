@@ -48,6 +48,7 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
+from codec._introspection import InitSignature
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
@@ -224,12 +225,16 @@ class FrameEncoder(WriteBuffer):
     encoding")`` and changes nothing.
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(
         self,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         *,
         capacity: int = 4096,
     ) -> None:
+        """Check the limit; the buffer starts with room for ``capacity`` bytes."""
         limit = checked_size("max_frame_size", max_frame_size)
         WriteBuffer.__init__(self, checked_size("capacity", capacity))
         self._max_frame_size = limit
@@ -321,6 +326,9 @@ class FrameDecoder(ReceiveWindow):
     def __class_getitem__(cls, item: Any) -> GenericAlias:
         return GenericAlias(cls, item)
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(
         self,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
@@ -329,6 +337,7 @@ class FrameDecoder(ReceiveWindow):
         message_type: Any = None,
         copy: bool = False,
     ) -> None:
+        """Check the options; the decoder starts empty."""
         if self._busy:  # __init__ called again, from a parser
             raise self._busy_error()
         limit = checked_size("max_frame_size", max_frame_size)  # checked before any change

@@ -51,7 +51,7 @@ import threading
 from types import ModuleType
 from typing import Any
 
-from google.protobuf import descriptor_pb2, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from codec import _struct, _wire
@@ -59,6 +59,7 @@ from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
 from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
+from codec._introspection import struct_signature
 from codec._message import (
     Enum,
     Message,
@@ -180,12 +181,30 @@ def _key(descriptor: Any) -> tuple[Any, str]:
     return (descriptor.file.pool, descriptor.full_name)
 
 
+RUNTIME_MODULE = "codec.structs"  # of the classes of files without a generated module
+
+
 def _origin(descriptor: Any) -> tuple[str, str]:
     """``__module__`` and ``__qualname__`` of the class of a message or enum type."""
     module = shared_module(descriptor.file)
     if module is None:
-        return "codec.structs", descriptor.full_name
+        return RUNTIME_MODULE, descriptor.full_name
     return module, path_in_file(descriptor)
+
+
+def made_class(full_name: str, *, prefix: bool = False) -> type | None:
+    """The struct or enum class made for type ``full_name``, or None (see codec.structs).
+
+    The default descriptor pool's, else the first made. ``prefix``: any
+    class whose full name starts with ``full_name.``.
+    """
+    default = descriptor_pool.Default()
+    found: list[tuple[bool, Any]] = []
+    for (pool, name), made in [*_plans.items(), *_enums.items()]:
+        if name == full_name if not prefix else name.startswith(f"{full_name}."):
+            cls = made.cls if isinstance(made, MessagePlan) else made
+            found.append((pool is not default, cls))
+    return min(found, key=lambda item: item[0])[1] if found else None
 
 
 def load_structs(source: Any) -> dict[str, type]:
@@ -345,6 +364,7 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
         "__qualname__": qualname,
         "__hash__": None,  # mutable, as pb2 messages are
         "__reduce__": _reduce,
+        "__signature__": struct_signature(plan.fields_by_slot),
         "DESCRIPTOR": descriptor,
     }
     _add_fields(namespace, plan, CLASS_ATTRIBUTES)
@@ -379,7 +399,7 @@ def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> Me
         if extension.message_type is not None:
             field_plan.link(_known_plan(extension.message_type), False)
     namespace: dict[str, Any] = {
-        "__module__": "codec.structs",
+        "__module__": RUNTIME_MODULE,
         "__qualname__": f"{plan.full_name}.Extensions",
         "__hash__": None,
         "EXTENSIONS": {field.name: ext for field, ext in zip(fields, extensions, strict=True)},
@@ -410,7 +430,12 @@ def _reduce(message: Struct) -> tuple[Any, ...]:
 
 
 def _importable(cls: Any) -> bool:
-    """Whether ``cls`` is found again by importing its module and walking its qualified name."""
+    """Whether ``cls`` is found again by importing its module and walking its qualified name.
+
+    Not a class of :mod:`codec.structs`: another process has not made it.
+    """
+    if cls.__module__ == RUNTIME_MODULE:
+        return False
     try:
         return _imported(cls.__module__, cls.__qualname__) is cls
     except Exception:  # no module, not importable, no such attribute

@@ -56,6 +56,7 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._buffer import WriteBuffer
+from codec._introspection import InitSignature
 from codec._varint import Bytes, WritableBytes, byte_view
 from codec._wire import KIND_NAMES, NUMPY_DTYPES
 
@@ -317,7 +318,11 @@ class WireWriter:
     misuse into an error.
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self, buffer: WriteBuffer | None = None) -> None:
+        """Write into ``buffer``, or into a new WriteBuffer."""
         if self.buffer is not None:
             raise RuntimeError("WireWriter is already initialised")
         if buffer is None:
@@ -635,7 +640,11 @@ class Delimited:
     ``getbuffer()`` and whole frames (:class:`RuntimeError`).
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self, writer: WireWriter, tag: int, limit: int) -> None:
+        """A region of ``writer``'s buffer: field ``tag`` (0: a frame), of at most ``limit``."""
         self._writer = writer
         self._tag = tag  # 0 for a frame, which has no tag
         self._limit = limit
@@ -765,7 +774,11 @@ class WireReader:
     error raises it again.
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self, buffer: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        """Read the fields of ``buffer``, from its start."""
         max_depth = operator.index(max_depth)
         if not 0 <= max_depth <= sys.maxsize:
             raise ValueError(f"max_depth must be in [0, {sys.maxsize}], got {max_depth}")

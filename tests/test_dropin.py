@@ -240,7 +240,7 @@ def test_values_stored_around_the_checks_do_not_break_the_required_check() -> No
         with pytest.raises(codec.EncodeError, match=r"legacy\.Link\.next: expected"):
             codec.encode(link)
     groups = codec.struct(L.WithGroups)()
-    groups.__class__.__dict__["entry_items"].__set__(groups, 7)  # a repeated group, not a list
+    groups.__class__.__dict__["_entry_items"].__set__(groups, 7)  # a repeated group, not a list
     with pytest.raises(codec.EncodeError, match="expected a sequence"):
         codec.encode(groups)
 

@@ -312,7 +312,7 @@ _ODD = [
 ]
 _NAMES = st.one_of(
     st.sampled_from(_ODD),
-    st.from_regex(r"(__|_|)[A-Za-z][A-Za-z0-9_]{0,5}(_items|_|)", fullmatch=True),
+    st.from_regex(r"(__|_|)[A-Za-z][A-Za-z0-9_]{0,5}(_items|_part|_|)", fullmatch=True),
 ).filter(lambda name: not (name.startswith("__") and name.endswith("__")))
 
 

@@ -52,6 +52,8 @@ from typing import Any
 
 import numpy
 
+from codec._introspection import InitSignature
+
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
@@ -222,7 +224,11 @@ class Scope:
     always closed, whatever happens to the switch meanwhile.
     """
 
+    __signature__ = InitSignature()  # what inspect.signature(cls) reads
+
+    @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self, recording: Recording, scope_id: int) -> None:
+        """The scope ``scope_id`` of ``recording``."""
         self._recording = recording
         self.scope_id = scope_id
 

@@ -1,0 +1,154 @@
+"""What ``inspect``, ``help()``, ``dir()`` and ``pickle`` see of codec's classes and functions."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pickle
+import pydoc
+import re
+
+import pytest
+from schemas import everything_pb2, legacy_pb2
+
+import codec
+import codec.profiler
+import codec.structs
+from codec import _buffer, _introspection
+from codec.profiler import _recorder
+
+E = everything_pb2
+
+SIGNATURES = {
+    codec.FrameEncoder: "(max_frame_size: 'int' = 4194304, *, capacity: 'int' = 4096) -> 'None'",
+    codec.FrameDecoder: (
+        "(max_frame_size: 'int' = 4194304, *, strict: 'bool' = False, message_type: 'Any' = None, "
+        "copy: 'bool' = False) -> 'None'"
+    ),
+    codec.Decoder: (
+        "(type: 'Any', *, zero_copy: 'bool' = False, numpy: 'bool' = False, "
+        "max_depth: 'int' = 100, max_elements: 'int' = 1000000) -> 'None'"
+    ),
+    codec.WireReader: "(buffer: 'Any', *, max_depth: 'int' = 100) -> 'None'",
+    codec.WireWriter: "(buffer: 'WriteBuffer | None' = None) -> 'None'",
+    _buffer.WriteBuffer: "(capacity: 'int' = 4096) -> 'None'",
+    _buffer.ReceiveWindow: "() -> 'None'",
+    _recorder.Scope: "(recording: 'Recording', scope_id: 'int') -> 'None'",
+}
+
+
+@pytest.mark.parametrize("cls", list(SIGNATURES), ids=lambda cls: cls.__name__)
+def test_classes_have_their_init_signature(cls: type) -> None:
+    """Compiled, ``__init__`` is a slot wrapper; the class still tells its parameters."""
+    assert str(inspect.signature(cls)) == SIGNATURES[cls]
+    assert f"{cls.__name__}{SIGNATURES[cls]}".split(" ->")[0] in pydoc.render_doc(
+        cls, renderer=pydoc.plaintext
+    )
+
+
+def test_every_public_compiled_class_has_a_signature() -> None:
+    public = [
+        getattr(module, name)
+        for module in (codec, codec.wire, codec.framing, codec.profiler)
+        for name in module.__all__
+    ]
+    classes = {
+        base
+        for cls in public
+        if isinstance(cls, type)
+        for base in cls.__mro__
+        if base.__module__ in codec._pure.COMPILED_MODULES and "__init__" in vars(base)
+    }
+    assert classes >= {
+        codec.FrameEncoder,
+        codec.FrameDecoder,
+        codec.WireReader,
+        _buffer.WriteBuffer,
+    }
+    for cls in classes - {codec.Struct}:  # a struct class has its own (see below)
+        if issubclass(cls, (list, dict)):  # a field's container: made by reading the field
+            continue
+        assert "self" not in inspect.signature(cls).parameters, cls
+
+
+def test_an_instance_has_no_class_signature() -> None:
+    with pytest.raises(AttributeError):
+        _ = codec.FrameEncoder().__signature__
+
+
+_SIGNATURE_LINE = re.compile(r"^[\w.]+\(.*\)")
+
+
+def test_docstrings_are_as_written_without_c_signatures() -> None:
+    """No docstring of a compiled function starts with an embedded signature (in C types)."""
+    found = []
+    for name in codec._pure.COMPILED_MODULES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if getattr(value, "__module__", None) != name:  # imported, or not a class or function
+                continue
+            targets = [value]
+            if isinstance(value, type):  # its methods, but __init__, which embeds its own
+                targets += [member for key, member in vars(value).items() if key != "__init__"]
+            for target in targets:
+                doc = getattr(target, "__doc__", None) if callable(target) else None
+                if isinstance(doc, str) and _SIGNATURE_LINE.match(doc):
+                    found.append(f"{name}: {doc.splitlines()[0]}")
+    assert found == []
+    assert codec.encode.__doc__.startswith("The wire bytes")  # type: ignore[union-attr]
+    signature = str(inspect.signature(codec.encode)).split(" ->")[0]  # uncompiled, with -> bytes
+    assert signature == "(message: 'Struct', partial: 'bool' = False)"
+
+
+def test_a_struct_class_takes_its_fields_as_keywords() -> None:
+    Leaf = codec.struct(E.Leaf)
+    signature = inspect.signature(Leaf)
+    assert list(signature.parameters) == [field.name for field in E.Leaf.DESCRIPTOR.fields]
+    assert {p.kind for p in signature.parameters.values()} == {inspect.Parameter.KEYWORD_ONLY}
+    assert str(signature).startswith("(*, id=0, label='', samples=(),")
+    assert inspect.signature(codec.struct(E.AllTypes)).parameters["m_int32_int32"].default == {}
+    assert inspect.signature(codec.struct(E.AllTypes)).parameters["f_inner"].default is None
+    signature.bind(id=1, label="x")
+    with pytest.raises(TypeError):
+        signature.bind(1)
+
+
+def test_a_field_no_parameter_can_be_named_is_taken_by_keywords() -> None:
+    class Field:
+        def __init__(self, name: str) -> None:
+            self.name, self.repeated, self.map_key, self.default = name, False, None, 0
+
+    signature = _introspection.struct_signature([Field("a"), Field("class"), Field("fields")])
+    assert str(signature) == "(*, a=0, fields=0, **fields_)"
+
+
+def test_struct_classes_are_found_where_their_module_says() -> None:
+    for cls in [
+        codec.struct(E.Leaf),
+        codec.struct(E.AllTypes.Inner),
+        codec.struct(legacy_pb2.Record),
+    ]:
+        module = importlib.import_module(cls.__module__)
+        found = module
+        for part in cls.__qualname__.split("."):
+            found = getattr(found, part)
+        assert found is cls
+        assert pickle.loads(pickle.dumps(cls)) is cls
+        assert inspect.getmodule(cls) is module
+    with pytest.raises(AttributeError, match=r"no struct or enum class of 'everything\.Nothing'"):
+        _ = codec.structs.everything.Nothing
+    assert codec.structs.everything.Color is type(codec.struct(E.AllTypes)().f_color)
+
+
+def test_hidden_slots_stay_out_of_help_and_completion() -> None:
+    """Repeated, map and message fields keep their containers in slots of private names."""
+    AllTypes = codec.struct(E.AllTypes)
+    message = AllTypes()
+    public = [name for name in dir(message) if not name.startswith("_")]
+    field_names = {field.name for field in E.AllTypes.DESCRIPTOR.fields}
+    assert field_names <= set(public)
+    assert [name for name in public if name.endswith(("_items", "_part"))] == []
+    for name in field_names:
+        getattr(message, name)
+    text = pydoc.render_doc(AllTypes, renderer=pydoc.plaintext)
+    assert "_items" not in text and "_part" not in text

@@ -60,10 +60,18 @@ from codec.wire import (  # noqa: E402
     WireWriter,
 )
 
-if TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], FrameDecoder[Sample]
-    from codec._generic import Decoder, FrameDecoder
+if TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], Repeated[int], ...
+    from codec._generic import (
+        Decoder,
+        Entries,
+        FrameDecoder,
+        MessageEntries,
+        Repeated,
+        RepeatedMessages,
+    )
 else:
     from codec._decode import Decoder
+    from codec._struct import Entries, MessageEntries, Repeated, RepeatedMessages
     from codec.framing import FrameDecoder
 
 #: True when every module of the compiled core is loaded (not their .py source).
@@ -87,12 +95,16 @@ __all__ = [
     "Decoder",
     "DepthLimitError",
     "EncodeError",
+    "Entries",
     "Enum",
     "FrameDecoder",
     "FrameEncoder",
     "FrameTooLargeError",
     "Message",
+    "MessageEntries",
     "PurePythonWarning",
+    "Repeated",
+    "RepeatedMessages",
     "SchemaError",
     "Struct",
     "TruncatedError",

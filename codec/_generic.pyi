@@ -1,24 +1,35 @@
-"""What type checkers see of :class:`codec.Decoder` and :class:`codec.FrameDecoder`: generics.
+"""What type checkers see of codec's compiled generic classes: the decoders and the containers.
 
-Both classes are compiled extension types, which cannot derive from
+The classes are compiled extension types, which cannot derive from
 ``typing.Generic``. Their own modules are type-checked as written; this stub
-gives the public names ``codec.Decoder`` and ``codec.FrameDecoder`` their
-type parameter, the type of what comes out (``Decoder[Sample].decode()`` is a
-``Sample``; ``FrameDecoder(message_type=Sample)`` yields ``Sample``, without
-a ``message_type`` ``memoryview``, with ``copy=True`` ``bytes``). At run time
-both classes are subscriptable (``codec.FrameDecoder[Sample]``), for
+gives their public names in ``codec`` their type parameters. For
+``codec.Decoder`` and ``codec.FrameDecoder``, the type of what comes out
+(``Decoder[Sample].decode()`` is a ``Sample``; ``FrameDecoder(message_type=Sample)``
+yields ``Sample``, without a ``message_type`` ``memoryview``, with
+``copy=True`` ``bytes``). For the containers a repeated or map field of a
+struct reads as, the type of their elements: ``codec.Repeated[int]`` is a
+``list[int]`` with ``MergeFrom``, ``codec.RepeatedMessages[Event]`` adds
+``add()`` (an ``Event``), ``codec.Entries[str, int]`` is a ``dict[str, int]``
+with ``MergeFrom``, ``codec.MessageEntries[str, Event]`` adds
+``get_or_create()``. A container of messages also takes a dict of a
+message's fields where it takes a message, as the run time does. At run time
+each class is subscriptable (``codec.FrameDecoder[Sample]``), for
 annotations evaluated then. tests/test_generic_stub.py keeps the names and
 parameters here those of the classes.
 """
 
 import builtins
-from collections.abc import Iterator
-from typing import Any, Generic, Literal, TypeVar, overload
+from collections.abc import Iterable, Iterator
+from typing import Any, Generic, Literal, Self, SupportsIndex, TypeVar, overload
 
+from _typeshed import SupportsKeysAndGetItem
 from typing_extensions import Buffer
 
 M = TypeVar("M")
 F = TypeVar("F")
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 class Decoder(Generic[M]):
     @property
@@ -86,3 +97,43 @@ class FrameDecoder(Generic[F]):
     def shrink(self) -> None: ...
     def __iter__(self) -> Iterator[F]: ...
     def __next__(self) -> F: ...
+
+# A message's fields as a dict, which a container of messages takes for a message.
+_Fields = dict[str, Any]
+
+class Repeated(list[T]):
+    def MergeFrom(self, other: Iterable[T]) -> None: ...
+
+class RepeatedMessages(Repeated[M]):
+    def add(self, **fields: Any) -> M: ...
+    def append(self, value: M | _Fields) -> None: ...
+    def insert(self, index: SupportsIndex, value: M | _Fields) -> None: ...
+    def extend(self, values: Iterable[M | _Fields]) -> None: ...
+    def __iadd__(self, values: Iterable[M | _Fields], /) -> Self: ...  # type: ignore[misc, override]
+    @overload
+    def __setitem__(self, index: SupportsIndex, value: M | _Fields, /) -> None: ...
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[M | _Fields], /) -> None: ...
+    def MergeFrom(self, other: Iterable[M | _Fields]) -> None: ...
+
+class Entries(dict[K, V]):
+    def __missing__(self, key: K, /) -> V: ...
+    def MergeFrom(self, other: SupportsKeysAndGetItem[K, V] | Iterable[tuple[K, V]]) -> None: ...
+
+class MessageEntries(Entries[K, M]):
+    def get_or_create(self, key: K) -> M: ...
+    def __setitem__(self, key: K, value: M | _Fields, /) -> None: ...
+    @overload
+    def update(
+        self, pairs: SupportsKeysAndGetItem[K, M | _Fields] | Iterable[tuple[K, M | _Fields]], /
+    ) -> None: ...
+    @overload
+    def update(
+        self: MessageEntries[str, M],
+        pairs: SupportsKeysAndGetItem[str, M | _Fields] | Iterable[tuple[str, M | _Fields]] = ...,
+        /,
+        **named: M | _Fields,
+    ) -> None: ...
+    def MergeFrom(
+        self, other: SupportsKeysAndGetItem[K, M | _Fields] | Iterable[tuple[K, M | _Fields]]
+    ) -> None: ...

@@ -6,10 +6,13 @@ serialized ``FileDescriptorProto`` and builds its classes when imported
 (:mod:`codec._generated`), after importing the modules of the files it
 imports. Beside that run-time part, an ``if TYPE_CHECKING:`` block
 declares the same classes for type checkers: each message class derives
-from :class:`codec.Message` and declares its fields with their Python
-types, a keyword-only ``__init__``, its nested types and the values of its
-nested enums; each enum is a :class:`codec.Enum` (an ``IntEnum`` with pb2's
-enum-type methods). One file, so the module a
+from :class:`codec.Message` and declares its fields with the types reading
+them gives (a message field its struct, never None; a repeated field a
+``codec.Repeated``, a map a ``codec.Entries``), as properties whose setters
+take what assigning them takes where that differs (:meth:`_Module._types`),
+a keyword-only ``__init__`` that takes the same, its nested types and the
+values of its nested enums; each enum is a :class:`codec.Enum` (an
+``IntEnum`` with pb2's enum-type methods). One file, so the module a
 program imports is the one its type checker reads.
 
 Protobuf's own files (``google/protobuf/*.proto``) are not written: their
@@ -81,6 +84,7 @@ RESERVED = frozenset(
     (
         "TYPE_CHECKING",
         "_FILE",
+        "_abc",
         "_builtins",
         "_classes",
         "_codec",
@@ -88,6 +92,7 @@ RESERVED = frozenset(
         "_extension",
         "_generated",
         "_self",
+        "_typing",
     )
 )
 _WIDTH = 88  # ruff's default line length
@@ -305,18 +310,51 @@ class _Module:
             return f"_builtins.{name}"
         return name
 
-    def _type(self, each: FieldDescriptor, members: set[str]) -> str:
-        """The annotation of field ``each`` in a class with ``members``."""
+    def _types(self, each: FieldDescriptor, members: set[str]) -> tuple[str, str]:
+        """The annotations of field ``each`` in a class with ``members``: the type reading it
+        gives, and the type assigning it (or giving it to ``__init__``) takes.
+
+        A singular message field reads as its struct (an empty one while unset) and takes a
+        struct, a dict of its fields or None (which unsets it). A repeated field reads as a
+        ``codec.Repeated`` (``codec.RepeatedMessages`` of messages, with ``add``) and takes a
+        collection of its elements: a sized iterable, as the run time takes a list, a tuple or
+        a numpy array (which no ``Sequence`` annotation admits), but no generator. A map reads
+        as a ``codec.Entries`` (``codec.MessageEntries`` of messages, with ``get_or_create``)
+        and takes a mapping. Where a message is taken, so is a dict of its fields.
+        """
         entry = each.message_type
         if entry is not None and entry.GetOptions().map_entry:
-            key, value = (
-                self._value_type(entry.fields_by_name[n], members) for n in ("key", "value")
-            )
-            return f"{self._builtin('dict', members)}[{key}, {value}]"
+            key_field, value_field = (entry.fields_by_name[n] for n in ("key", "value"))
+            key = self._value_type(key_field, members)
+            value = self._value_type(value_field, members)
+            if value_field.message_type is None:
+                return self._generic_of("Entries", key, value), self._abc("Mapping", key, value)
+            taken = f"{value} | {self._fields_dict(members)}"
+            return self._generic_of("MessageEntries", key, value), self._abc("Mapping", key, taken)
         value = self._value_type(each, members)
         if each.is_repeated:
-            return f"{self._builtin('list', members)}[{value}]"
-        return f"{value} | None" if entry is not None else value
+            if entry is None:
+                return self._generic_of("Repeated", value), self._abc("Collection", value)
+            taken = f"{value} | {self._fields_dict(members)}"
+            return self._generic_of("RepeatedMessages", value), self._abc("Collection", taken)
+        if entry is None:
+            return value, value
+        return value, f"{value} | {self._fields_dict(members)} | None"
+
+    def _generic_of(self, name: str, *arguments: str) -> str:
+        """``_codec.Repeated[int]``: a container class of codec's, subscripted."""
+        self.used.add("_codec")
+        return f"_codec.{name}[{', '.join(arguments)}]"
+
+    def _abc(self, name: str, *arguments: str) -> str:
+        """``_abc.Mapping[str, int]``: a class of ``collections.abc``, subscripted."""
+        self.used.add("_abc")
+        return f"_abc.{name}[{', '.join(arguments)}]"
+
+    def _fields_dict(self, members: set[str]) -> str:
+        """The type of a dict of a message's fields, which a message field also takes."""
+        self.used.add("_typing")
+        return f"{self._builtin('dict', members)}[{self._builtin('str', members)}, _typing.Any]"
 
     def _value_type(self, each: FieldDescriptor, members: set[str]) -> str:
         if each.message_type is not None:
@@ -342,15 +380,45 @@ class _Module:
                     if _declared_value(value.name, enum_type) and _declared(value.name):
                         body.add(f"{value.name} = {enum_type.name}.{value.name}")
         fields = [each for each in message.fields if _declared(each.name)]
+        parameters = []
         for each in fields:
-            body.add(f"{each.name}: {self._type(each, members)}")
-        parameters = [
-            f"{each.name}: {self._type(each, members)} = ..."
-            for each in fields
-            if each.name != "self"
-        ]
+            read, taken = self._types(each, members)
+            if read == taken:
+                body.add(f"{each.name}: {read}")
+            else:
+                lines = self._property(each.name, read, taken, members, _indent_of(message))
+                body.add(*lines, compound=True)
+            if each.name != "self":
+                parameters.append(f"{each.name}: {taken} = ...")
         body.add(*_init(parameters, _indent_of(message)), compound=True)
         return body
+
+    def _property(
+        self, name: str, read: str, taken: str, members: set[str], indent: int
+    ) -> list[str]:
+        """A field whose value reads as one type and is assigned another: a property, its
+        setter taking the other type.
+
+        Why a property: it is the form type checkers read as an attribute whose assignment
+        takes another type than its reading gives (mypy since 1.16, pyright), with nothing
+        but the built-in ``property``; the other form, a generic descriptor class annotated on
+        the field (``author: _codec.MessageField[User]``), would add a class to codec that
+        exists only for type checkers, and it shows a reader the descriptor, not the type the
+        field reads as.
+        """
+        getter = _signature(name, ["self"], read, indent)
+        setter = _signature(name, ["self", f"value: {taken}"], "None", indent)
+        decorator = f"@{self._builtin('property', members)}"
+        if getter is not None and setter is not None:
+            return [decorator, *getter, f"@{name}.setter", *setter]
+        return [
+            "# fmt: off",
+            decorator,
+            *_exploded(name, ["self"], read),
+            f"@{name}.setter",
+            *_exploded(name, ["self", f"value: {taken}"], "None"),
+            "# fmt: on",
+        ]
 
     def _message_header(self, message: Descriptor) -> str:
         self.used.add("_codec")
@@ -440,6 +508,10 @@ class _Module:
         standard = []
         if "_builtins" in self.used:
             standard.append("import builtins as _builtins")
+        if "_abc" in self.used:
+            standard.append("import collections.abc as _abc")
+        if "_typing" in self.used:
+            standard.append("import typing as _typing")
         if type_checking:
             standard.append("from typing import TYPE_CHECKING")
         codec = ["import codec as _codec"] if "_codec" in self.used else []
@@ -546,8 +618,11 @@ def _marked(lines: list[str]) -> Iterator[str]:
             yield f"{line}  # noqa: E501  # fmt: skip"
 
 
-# A statement _wrapped wraps: an assignment, a declaration, a parameter (of a def kept from ruff).
-_WRAPPED = re.compile(r"(?P<head>\w+(?: =|:)) (?P<expression>.+?)(?P<tail> = \.\.\.,)?")
+# A statement _wrapped wraps: an assignment, a declaration, a parameter (of a def kept from
+# ruff, with or without its default), the return type of such a def.
+_WRAPPED = re.compile(
+    r"(?P<head>\w+(?: =|:)|\) ->) (?P<expression>.+?)(?P<tail>(?: = \.\.\.)?,|: \.\.\.)?"
+)
 # Where an expression may break: before a dot or a "|", after a "[" or a ", ".
 _BREAKS = re.compile(r"(?=\.)|(?<=\[)|(?<=, )|(?= \| )")
 
@@ -581,15 +656,26 @@ def _wrapped(line: str) -> list[str] | None:
 def _init(parameters: list[str], indent: int) -> list[str]:
     """``__init__`` at ``indent``: one line when it fits, else a parameter a line, as ruff
     writes it, or kept from ruff when a parameter is too long for a line (:func:`_marked`)."""
-    signature = ", ".join(["self", *(["*"] if parameters else []), *parameters])
-    one_line = f"def __init__({signature}) -> None: ..."
+    signature = ["self", *(["*"] if parameters else []), *parameters]
+    lines = _signature("__init__", signature, "None", indent)
+    if lines is not None:
+        return lines
+    return ["# fmt: off", *_exploded("__init__", signature, "None"), "# fmt: on"]
+
+
+def _signature(name: str, parameters: list[str], returns: str, indent: int) -> list[str] | None:
+    """A def with the body ``...`` at ``indent`` as ruff writes it: one line when it fits,
+    else a parameter a line; None when a line of that is too long (ruff would break it)."""
+    one_line = f"def {name}({', '.join(parameters)}) -> {returns}: ..."
     if indent + len(one_line) <= _WIDTH:
         return [one_line]
-    lines = ["def __init__(", "    self,", "    *,", *(f"    {p}," for p in parameters)]
-    lines.append(") -> None: ...")
-    if all(indent + len(line) <= _WIDTH for line in lines):
-        return lines
-    return ["# fmt: off", *lines, "# fmt: on"]
+    lines = _exploded(name, parameters, returns)
+    return lines if all(indent + len(line) <= _WIDTH for line in lines) else None
+
+
+def _exploded(name: str, parameters: list[str], returns: str) -> list[str]:
+    """A def with the body ``...``, a parameter a line."""
+    return [f"def {name}(", *(f"    {p}," for p in parameters), f") -> {returns}: ..."]
 
 
 def _file_constant(embedded: bytes | str) -> list[str]:

@@ -660,6 +660,12 @@ def test_an_extension_named_like_a_name_the_module_uses_is_refused() -> None:
 # --- mypy ------------------------------------------------------------------------------
 
 GOOD_PROGRAM = """\
+from typing import assert_type
+
+from myapp.pb.opentelemetry.proto.common.v1.common_structs import KeyValue
+from myapp.pb.opentelemetry.proto.trace.v1.trace_structs import Span
+from myapp.pb.opentelemetry.proto.trace.v1.trace_structs import Status as SpanStatus
+
 import codec
 from codec.wellknown.timestamp_structs import Timestamp
 from dropin.chat_structs import ChatMessage, Thread
@@ -683,7 +689,7 @@ def build() -> ChatMessage:
 
 decoded = ChatMessage.FromString(build().SerializeToString())
 count: int = decoded.count + 1
-name: str = decoded.author.name if decoded.author is not None else ""
+name: str = decoded.author.name  # an unset message field reads as an empty struct
 copied = ChatMessage()
 copied.CopyFrom(decoded)
 kind: ChatMessage.Kind = copied.kind
@@ -697,6 +703,41 @@ ids = [message.id + 1 for message in frames]
 through: codec.FrameDecoder[ChatMessage] = codec.FrameDecoder(message_type=decoder)
 view: memoryview | None = codec.FrameDecoder().next_frame()
 copy: bytes | None = codec.FrameDecoder(copy=True).next_frame()
+
+# Fields read as pb2's do, and take what the run time takes.
+span = Span(name="s", status={"message": "ok"})
+assert_type(span.status, SpanStatus)
+assert_type(span.status.code, SpanStatus.StatusCode)
+assert_type(span.events.add(name="e"), Span.Event)
+assert_type(span.events, codec.RepeatedMessages[Span.Event])
+assert_type(span.events[0].attributes, codec.RepeatedMessages[KeyValue])
+assert_type(decoded.mentions.get_or_create("ada"), User)
+assert_type(decoded.mentions, codec.MessageEntries[str, User])
+assert_type(decoded.flags, codec.Entries[int, ChatMessage.Kind])
+assert_type(decoded.seen, codec.Repeated[Status])
+span.status = {"code": SpanStatus.StatusCode.STATUS_CODE_OK}
+span.status = None
+span.status = SpanStatus()
+span.events = [{"name": "e"}, Span.Event(name="f")]
+span.events += [Span.Event()]
+span.events.append({"name": "g"})
+span.events.insert(0, {"name": "h"})
+span.events[1:2] = [{"name": "i"}]
+span.events.MergeFrom(span.events)
+span.trace_id = b"1" * 16
+decoded.author = {"name": "ada"}
+decoded.author = None
+decoded.mentions = {"ada": {"name": "ada"}, "bob": User()}
+decoded.mentions["cy"] = {"name": "cy"}
+decoded.mentions.update({"dee": {"name": "dee"}}, eve=User(name="eve"))
+decoded.mentions.MergeFrom([("fay", {"name": "fay"})])
+decoded.flags = {1: ChatMessage.Kind.TEXT}
+decoded.flags.MergeFrom({2: ChatMessage.Kind.IMAGE})
+decoded.seen = (ONLINE,)
+decoded.seen.append(Status.AWAY)
+user = User(tags=("a", "b"), joined={"seconds": 1})
+user.tags = ["c"]
+ChatMessage(author={"name": "ada"}, reactions=[{"emoji": "+1"}], mentions={"a": {}})
 """
 
 BAD_PROGRAM = """\
@@ -710,6 +751,15 @@ message.txet = "hi"
 total = ChatMessage.FromString(b"").count + "x"
 frame: str | None = codec.FrameDecoder(message_type=ChatMessage).next_frame()
 codec.Decoder(ChatMessage).decode(b"").txet
+message.author = "ada"
+message.author.nmae
+message.reactions.add(emoji="+1").weight
+message.mentions.get_or_create("ada").nmae
+message.mentions.get_or_create(1)
+message.reactions = [3]
+message.seen = "x"
+message.mentions = {"ada": 3}
+message.reactions.append(3)
 """
 
 BAD_ERRORS = [
@@ -721,13 +771,30 @@ BAD_ERRORS = [
     'bad.py:9: error: Incompatible types in assignment (expression has type "ChatMessage | None",'
     ' variable has type "str | None")',
     'bad.py:10: error: "ChatMessage" has no attribute "txet"',
+    'bad.py:11: error: Incompatible types in assignment (expression has type "str", variable has '
+    'type "User | dict[str, Any] | None")',
+    'bad.py:12: error: "User" has no attribute "nmae"',
+    'bad.py:13: error: "Reaction" has no attribute "weight"',
+    'bad.py:14: error: "User" has no attribute "nmae"',
+    'bad.py:15: error: Argument 1 to "get_or_create" of "MessageEntries" has incompatible type '
+    '"int"; expected "str"',
+    'bad.py:16: error: List item 0 has incompatible type "int"; expected '
+    '"Reaction | dict[str, Any]"',
+    'bad.py:17: error: Incompatible types in assignment (expression has type "str", variable has '
+    'type "Collection[Status]")',
+    'bad.py:18: error: Dict entry 0 has incompatible type "str": "int"; expected "str": '
+    '"User | dict[str, Any]"',
+    'bad.py:19: error: Argument 1 to "append" of "RepeatedMessages" has incompatible type "int"; '
+    'expected "Reaction | dict[str, Any]"',
 ]
 
 
 @pytest.fixture(scope="module")
-def mypy_dir(out: Path, edge_out: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mypy_dir(
+    out: Path, edge_out: Path, published: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """A program's directory: mypy strict, codec found in this checkout (its errors its own
-    checks' business), the generated packages on mypy's path."""
+    checks' business), the generated packages on mypy's path (OpenTelemetry's under a prefix)."""
     where = tmp_path_factory.mktemp("program")
     (where / "mypy.ini").write_text(
         textwrap.dedent(
@@ -736,7 +803,7 @@ def mypy_dir(out: Path, edge_out: Path, tmp_path_factory: pytest.TempPathFactory
             strict = True
             explicit_package_bases = True
             cache_dir = {where / ".mypy_cache"}
-            mypy_path = {os.pathsep.join(map(str, (ROOT, out, edge_out)))}
+            mypy_path = {os.pathsep.join(map(str, (ROOT, out, edge_out, published["otlp"])))}
 
             [mypy-codec,codec.*]
             follow_imports = silent
@@ -760,6 +827,11 @@ def test_mypy_strict_passes_a_correct_program_and_the_modules(
     done = _mypy(mypy_dir, "good.py", str(out / "dropin"), str(edge_out / EDGE_DIR.split("/")[0]))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found in 5 source files" in done.stdout
+
+
+def test_the_correct_program_runs(out: Path, published: dict[str, Path]) -> None:
+    """What the annotations let a program do, the run time does."""
+    _run(GOOD_PROGRAM, out, published["otlp"])
 
 
 @pytest.mark.mypy

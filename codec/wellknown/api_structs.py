@@ -10,6 +10,8 @@ TYPE_CHECKING block declares them for type checkers.
 
 from __future__ import annotations
 
+import collections.abc as _abc
+import typing as _typing
 from typing import TYPE_CHECKING
 
 import codec as _codec
@@ -23,26 +25,68 @@ if TYPE_CHECKING:
 
     class Api(_codec.Message):
         name: str
-        methods: list[Method]
-        options: list[_type_structs.Option]
+
+        @property
+        def methods(self) -> _codec.RepeatedMessages[Method]: ...
+        @methods.setter
+        def methods(
+            self,
+            value: _abc.Collection[Method | dict[str, _typing.Any]],
+        ) -> None: ...
+
+        @property
+        def options(self) -> _codec.RepeatedMessages[_type_structs.Option]: ...
+        @options.setter
+        def options(
+            self,
+            value: _abc.Collection[_type_structs.Option | dict[str, _typing.Any]],
+        ) -> None: ...
+
         version: str
-        source_context: _source_context_structs.SourceContext | None
-        mixins: list[Mixin]
+
+        # fmt: off
+        @property
+        def source_context(
+            self,
+        ) -> _source_context_structs.SourceContext: ...
+        @source_context.setter
+        def source_context(
+            self,
+            value: (
+                _source_context_structs.SourceContext | dict[str, _typing.Any] | None
+            ),
+        ) -> None: ...
+        # fmt: on
+
+        @property
+        def mixins(self) -> _codec.RepeatedMessages[Mixin]: ...
+        @mixins.setter
+        def mixins(
+            self,
+            value: _abc.Collection[Mixin | dict[str, _typing.Any]],
+        ) -> None: ...
+
         syntax: _type_structs.Syntax
         edition: str
 
+        # fmt: off
         def __init__(
             self,
             *,
             name: str = ...,
-            methods: list[Method] = ...,
-            options: list[_type_structs.Option] = ...,
+            methods: _abc.Collection[Method | dict[str, _typing.Any]] = ...,
+            options: (
+                _abc.Collection[_type_structs.Option | dict[str, _typing.Any]]
+            ) = ...,
             version: str = ...,
-            source_context: _source_context_structs.SourceContext | None = ...,
-            mixins: list[Mixin] = ...,
+            source_context: (
+                _source_context_structs.SourceContext | dict[str, _typing.Any] | None
+            ) = ...,
+            mixins: _abc.Collection[Mixin | dict[str, _typing.Any]] = ...,
             syntax: _type_structs.Syntax = ...,
             edition: str = ...,
         ) -> None: ...
+        # fmt: on
 
     class Method(_codec.Message):
         name: str
@@ -50,10 +94,19 @@ if TYPE_CHECKING:
         request_streaming: bool
         response_type_url: str
         response_streaming: bool
-        options: list[_type_structs.Option]
+
+        @property
+        def options(self) -> _codec.RepeatedMessages[_type_structs.Option]: ...
+        @options.setter
+        def options(
+            self,
+            value: _abc.Collection[_type_structs.Option | dict[str, _typing.Any]],
+        ) -> None: ...
+
         syntax: _type_structs.Syntax
         edition: str
 
+        # fmt: off
         def __init__(
             self,
             *,
@@ -62,10 +115,13 @@ if TYPE_CHECKING:
             request_streaming: bool = ...,
             response_type_url: str = ...,
             response_streaming: bool = ...,
-            options: list[_type_structs.Option] = ...,
+            options: (
+                _abc.Collection[_type_structs.Option | dict[str, _typing.Any]]
+            ) = ...,
             syntax: _type_structs.Syntax = ...,
             edition: str = ...,
         ) -> None: ...
+        # fmt: on
 
     class Mixin(_codec.Message):
         name: str

@@ -10,6 +10,7 @@ TYPE_CHECKING block declares them for type checkers.
 
 from __future__ import annotations
 
+import collections.abc as _abc
 from typing import TYPE_CHECKING
 
 import codec as _codec
@@ -20,9 +21,12 @@ _FILE = "google/protobuf/field_mask.proto"
 if TYPE_CHECKING:
 
     class FieldMask(_codec.Message):
-        paths: list[str]
+        @property
+        def paths(self) -> _codec.Repeated[str]: ...
+        @paths.setter
+        def paths(self, value: _abc.Collection[str]) -> None: ...
 
-        def __init__(self, *, paths: list[str] = ...) -> None: ...
+        def __init__(self, *, paths: _abc.Collection[str] = ...) -> None: ...
 else:
     _classes = _generated.load(__name__, _FILE)
     FieldMask = _classes["FieldMask"]

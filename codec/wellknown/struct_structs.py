@@ -10,6 +10,8 @@ TYPE_CHECKING block declares them for type checkers.
 
 from __future__ import annotations
 
+import collections.abc as _abc
+import typing as _typing
 from typing import TYPE_CHECKING
 
 import codec as _codec
@@ -20,17 +22,41 @@ _FILE = "google/protobuf/struct.proto"
 if TYPE_CHECKING:
 
     class Struct(_codec.Message):
-        fields: dict[str, Value]
+        @property
+        def fields(self) -> _codec.MessageEntries[str, Value]: ...
+        @fields.setter
+        def fields(
+            self,
+            value: _abc.Mapping[str, Value | dict[str, _typing.Any]],
+        ) -> None: ...
 
-        def __init__(self, *, fields: dict[str, Value] = ...) -> None: ...
+        def __init__(
+            self,
+            *,
+            fields: _abc.Mapping[str, Value | dict[str, _typing.Any]] = ...,
+        ) -> None: ...
 
     class Value(_codec.Message):
         null_value: NullValue
         number_value: float
         string_value: str
         bool_value: bool
-        struct_value: Struct | None
-        list_value: ListValue | None
+
+        @property
+        def struct_value(self) -> Struct: ...
+        @struct_value.setter
+        def struct_value(
+            self,
+            value: Struct | dict[str, _typing.Any] | None,
+        ) -> None: ...
+
+        @property
+        def list_value(self) -> ListValue: ...
+        @list_value.setter
+        def list_value(
+            self,
+            value: ListValue | dict[str, _typing.Any] | None,
+        ) -> None: ...
 
         def __init__(
             self,
@@ -39,14 +65,24 @@ if TYPE_CHECKING:
             number_value: float = ...,
             string_value: str = ...,
             bool_value: bool = ...,
-            struct_value: Struct | None = ...,
-            list_value: ListValue | None = ...,
+            struct_value: Struct | dict[str, _typing.Any] | None = ...,
+            list_value: ListValue | dict[str, _typing.Any] | None = ...,
         ) -> None: ...
 
     class ListValue(_codec.Message):
-        values: list[Value]
+        @property
+        def values(self) -> _codec.RepeatedMessages[Value]: ...
+        @values.setter
+        def values(
+            self,
+            value: _abc.Collection[Value | dict[str, _typing.Any]],
+        ) -> None: ...
 
-        def __init__(self, *, values: list[Value] = ...) -> None: ...
+        def __init__(
+            self,
+            *,
+            values: _abc.Collection[Value | dict[str, _typing.Any]] = ...,
+        ) -> None: ...
 
     class NullValue(_codec.Enum):
         NULL_VALUE = 0

@@ -10,6 +10,8 @@ TYPE_CHECKING block declares them for type checkers.
 
 from __future__ import annotations
 
+import collections.abc as _abc
+import typing as _typing
 from typing import TYPE_CHECKING
 
 import codec as _codec
@@ -23,24 +25,60 @@ if TYPE_CHECKING:
 
     class Type(_codec.Message):
         name: str
-        fields: list[Field]
-        oneofs: list[str]
-        options: list[Option]
-        source_context: _source_context_structs.SourceContext | None
+
+        @property
+        def fields(self) -> _codec.RepeatedMessages[Field]: ...
+        @fields.setter
+        def fields(
+            self,
+            value: _abc.Collection[Field | dict[str, _typing.Any]],
+        ) -> None: ...
+
+        @property
+        def oneofs(self) -> _codec.Repeated[str]: ...
+        @oneofs.setter
+        def oneofs(self, value: _abc.Collection[str]) -> None: ...
+
+        @property
+        def options(self) -> _codec.RepeatedMessages[Option]: ...
+        @options.setter
+        def options(
+            self,
+            value: _abc.Collection[Option | dict[str, _typing.Any]],
+        ) -> None: ...
+
+        # fmt: off
+        @property
+        def source_context(
+            self,
+        ) -> _source_context_structs.SourceContext: ...
+        @source_context.setter
+        def source_context(
+            self,
+            value: (
+                _source_context_structs.SourceContext | dict[str, _typing.Any] | None
+            ),
+        ) -> None: ...
+        # fmt: on
+
         syntax: Syntax
         edition: str
 
+        # fmt: off
         def __init__(
             self,
             *,
             name: str = ...,
-            fields: list[Field] = ...,
-            oneofs: list[str] = ...,
-            options: list[Option] = ...,
-            source_context: _source_context_structs.SourceContext | None = ...,
+            fields: _abc.Collection[Field | dict[str, _typing.Any]] = ...,
+            oneofs: _abc.Collection[str] = ...,
+            options: _abc.Collection[Option | dict[str, _typing.Any]] = ...,
+            source_context: (
+                _source_context_structs.SourceContext | dict[str, _typing.Any] | None
+            ) = ...,
             syntax: Syntax = ...,
             edition: str = ...,
         ) -> None: ...
+        # fmt: on
 
     class Field(_codec.Message):
         class Kind(_codec.Enum):
@@ -100,7 +138,15 @@ if TYPE_CHECKING:
         type_url: str
         oneof_index: int
         packed: bool
-        options: list[Option]
+
+        @property
+        def options(self) -> _codec.RepeatedMessages[Option]: ...
+        @options.setter
+        def options(
+            self,
+            value: _abc.Collection[Option | dict[str, _typing.Any]],
+        ) -> None: ...
+
         json_name: str
         default_value: str
 
@@ -114,52 +160,98 @@ if TYPE_CHECKING:
             type_url: str = ...,
             oneof_index: int = ...,
             packed: bool = ...,
-            options: list[Option] = ...,
+            options: _abc.Collection[Option | dict[str, _typing.Any]] = ...,
             json_name: str = ...,
             default_value: str = ...,
         ) -> None: ...
 
     class Enum(_codec.Message):
         name: str
-        enumvalue: list[EnumValue]
-        options: list[Option]
-        source_context: _source_context_structs.SourceContext | None
+
+        @property
+        def enumvalue(self) -> _codec.RepeatedMessages[EnumValue]: ...
+        @enumvalue.setter
+        def enumvalue(
+            self,
+            value: _abc.Collection[EnumValue | dict[str, _typing.Any]],
+        ) -> None: ...
+
+        @property
+        def options(self) -> _codec.RepeatedMessages[Option]: ...
+        @options.setter
+        def options(
+            self,
+            value: _abc.Collection[Option | dict[str, _typing.Any]],
+        ) -> None: ...
+
+        # fmt: off
+        @property
+        def source_context(
+            self,
+        ) -> _source_context_structs.SourceContext: ...
+        @source_context.setter
+        def source_context(
+            self,
+            value: (
+                _source_context_structs.SourceContext | dict[str, _typing.Any] | None
+            ),
+        ) -> None: ...
+        # fmt: on
+
         syntax: Syntax
         edition: str
 
+        # fmt: off
         def __init__(
             self,
             *,
             name: str = ...,
-            enumvalue: list[EnumValue] = ...,
-            options: list[Option] = ...,
-            source_context: _source_context_structs.SourceContext | None = ...,
+            enumvalue: _abc.Collection[EnumValue | dict[str, _typing.Any]] = ...,
+            options: _abc.Collection[Option | dict[str, _typing.Any]] = ...,
+            source_context: (
+                _source_context_structs.SourceContext | dict[str, _typing.Any] | None
+            ) = ...,
             syntax: Syntax = ...,
             edition: str = ...,
         ) -> None: ...
+        # fmt: on
 
     class EnumValue(_codec.Message):
         name: str
         number: int
-        options: list[Option]
+
+        @property
+        def options(self) -> _codec.RepeatedMessages[Option]: ...
+        @options.setter
+        def options(
+            self,
+            value: _abc.Collection[Option | dict[str, _typing.Any]],
+        ) -> None: ...
 
         def __init__(
             self,
             *,
             name: str = ...,
             number: int = ...,
-            options: list[Option] = ...,
+            options: _abc.Collection[Option | dict[str, _typing.Any]] = ...,
         ) -> None: ...
 
     class Option(_codec.Message):
         name: str
-        value: _any_structs.Any | None
+
+        @property
+        def value(self) -> _any_structs.Any: ...
+        @value.setter
+        def value(
+            self,
+            value: _any_structs.Any | dict[str, _typing.Any] | None,
+        ) -> None: ...
 
         def __init__(
             self,
             *,
             name: str = ...,
-            value: _any_structs.Any | None = ...,
+            value: _any_structs.Any | dict[str, _typing.Any] | None = ...,
         ) -> None: ...
 
     class Syntax(_codec.Enum):

@@ -121,13 +121,19 @@ def read_set(path: str) -> descriptor_pb2.FileDescriptorSet:
             data = file.read()
     except OSError as exc:
         raise SchemaError(f"cannot read descriptor set {path}: {exc.strerror or exc}") from None
+    return parse_set(data, path)
+
+
+def parse_set(data: bytes, source: str) -> descriptor_pb2.FileDescriptorSet:
+    """The ``FileDescriptorSet`` serialized in ``data``, read from ``source``; a
+    :class:`SchemaError` if it is not one."""
     try:
         descriptor_set = descriptor_pb2.FileDescriptorSet.FromString(data)
     except pb_message.DecodeError:
         descriptor_set = None
     if descriptor_set is None or not descriptor_set.file:
         raise SchemaError(
-            f"{path} is not a serialized FileDescriptorSet "
+            f"{source} is not a serialized FileDescriptorSet "
             "(write one with: protoc --include_imports --descriptor_set_out=FILE ...)"
         )
     return descriptor_set

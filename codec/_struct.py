@@ -29,6 +29,8 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
+from google.protobuf.message import Message as ProtobufMessage
+
 from codec._varint import encode as varint_bytes
 from codec._wire import NUMPY_DTYPES, SCALAR_KINDS
 from codec.errors import EncodeError
@@ -712,7 +714,7 @@ def _plan_of_class(cls: Any) -> MessagePlan:
         if type(plan) is MessagePlan and cython.cast(MessagePlan, plan).cls is cls:
             return plan
     if not isinstance(plan, MessagePlan):
-        raise TypeError(f"{getattr(cls, '__name__', cls)!r} is not a struct class")
+        raise TypeError(_not_a_struct_class(cls))
     bound: MessagePlan = plan
     if bound.cls is not cls and not (isinstance(cls, type) and issubclass(cls, bound.cls)):
         raise TypeError(f"{cls.__name__}.__plan__ is not the plan of its class")
@@ -722,8 +724,26 @@ def _plan_of_class(cls: Any) -> MessagePlan:
 def plan_of(message: Any) -> MessagePlan:
     """The plan of a struct instance."""
     if not isinstance(message, Struct):
-        raise EncodeError(f"expected a struct, not {type(message).__name__}")
+        raise EncodeError(_not_a_struct(message))
     return _plan_of_class(type(message))
+
+
+def _not_a_struct_class(cls: Any) -> str:
+    """What is wrong with ``cls``, given where a struct class is needed (a pb2 class, named)."""
+    name = getattr(cls, "__name__", repr(cls))
+    if isinstance(cls, type) and issubclass(cls, ProtobufMessage):
+        return f"{name!r} is a google.protobuf message class; its struct is codec.struct({name})"
+    return f"{name!r} is not a struct class"
+
+
+def _not_a_struct(message: Any) -> str:
+    """What is wrong with ``message``, given where a struct is needed (a pb2 message, named)."""
+    if isinstance(message, ProtobufMessage):
+        return (
+            f"expected a struct, not the google.protobuf message {type(message).__name__}: "
+            "convert it with codec.from_pb2(message), or call its SerializeToString()"
+        )
+    return f"expected a struct, not {type(message).__name__}"
 
 
 def new_struct(plan: MessagePlan) -> Struct:

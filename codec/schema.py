@@ -45,6 +45,7 @@ attributes of its struct class, as of its pb2 class.
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
 import sys
 import threading
@@ -56,7 +57,14 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from codec import _struct, _wire
 from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
-from codec._descriptor_set import build_schema, message_types, path_in_file, shared_module
+from codec._descriptor_set import (
+    build_schema,
+    message_types,
+    parse_set,
+    path_in_file,
+    read_set,
+    shared_module,
+)
 from codec._encode import encode
 from codec._encode import message_size as encoded_size
 from codec._introspection import struct_signature
@@ -210,8 +218,10 @@ def made_class(full_name: str, *, prefix: bool = False) -> type | None:
 def load_structs(source: Any) -> dict[str, type]:
     """Struct classes of every message of a ``_pb2`` module or a ``FileDescriptorSet``.
 
-    ``source`` is a module, a ``FileDescriptorSet`` message or its serialized
-    bytes. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``), sorted;
+    ``source`` is a module, a ``FileDescriptorSet`` message, its serialized
+    bytes, the path of a file of them (``str`` or ``os.PathLike``) or a
+    binary file open for reading; bytes that are not a set are a
+    :class:`SchemaError`. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``), sorted;
     enum types are there too, as ``IntEnum`` classes. A set is
     built by :mod:`codec._descriptor_set`, as the command line builds one: its
     files in dependency order, protobuf's well-known files found when the set
@@ -226,8 +236,7 @@ def load_structs(source: Any) -> dict[str, type]:
         files = [source.DESCRIPTOR]
         descriptors = list(message_types(source.DESCRIPTOR.message_types_by_name.values()))
     else:
-        if not isinstance(source, descriptor_pb2.FileDescriptorSet):
-            source = descriptor_pb2.FileDescriptorSet.FromString(bytes(source))
+        source = _descriptor_set(source)
         schema = build_schema(source, "the FileDescriptorSet")
         files = [schema.pool.FindFileByName(file.name) for file in source.file]
         descriptors = list(schema.messages.values())
@@ -240,6 +249,25 @@ def load_structs(source: Any) -> dict[str, type]:
         for enum_type in file.enum_types_by_name.values():
             found[enum_type.full_name] = enum_class(enum_type)
     return dict(sorted(found.items()))
+
+
+def _descriptor_set(source: Any) -> descriptor_pb2.FileDescriptorSet:
+    """The ``FileDescriptorSet`` that :func:`load_structs`' ``source`` (not a module) is."""
+    if isinstance(source, descriptor_pb2.FileDescriptorSet):
+        return source
+    if isinstance(source, str | os.PathLike):
+        return read_set(os.fspath(source))
+    if hasattr(source, "read"):
+        data = source.read()
+        if not isinstance(data, bytes):
+            raise TypeError("load_structs reads a file opened in binary mode ('rb')")
+        return parse_set(data, getattr(source, "name", "the file"))
+    if isinstance(source, bytes | bytearray | memoryview):
+        return parse_set(bytes(source), "the bytes")
+    raise TypeError(
+        "load_structs takes a _pb2 module, a FileDescriptorSet, its serialized bytes, the path "
+        f"of a file of them or a binary file, not {type(source).__name__}"
+    )
 
 
 def _plan(descriptor: Descriptor) -> MessagePlan:

@@ -148,10 +148,43 @@ def test_encoding_a_message_class_is_a_type_error(cls: type) -> None:
     assert buffer == b"kept"
 
 
-def test_decode_with_a_pb2_class_is_a_type_error() -> None:
-    """``codec.decode`` takes struct classes; a pb2 class is named in the error."""
-    with pytest.raises(TypeError, match="'Sample' is not a struct class"):
-        codec.decode(Sample, b"")
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: codec.decode(Sample, b""),
+        lambda: codec.Decoder(Sample),
+        lambda: codec.from_dict(Sample, {}),
+        lambda: codec.from_json(Sample, "{}"),
+    ],
+)
+def test_a_pb2_class_where_a_struct_class_is_needed_is_named_with_what_to_call(call: Any) -> None:
+    """These make structs; a pb2 class is named, with its struct class to pass instead."""
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value) == (
+        "'Sample' is a google.protobuf message class; its struct is codec.struct(Sample)"
+    )
+    with pytest.raises(TypeError, match=r"^'int' is not a struct class$"):
+        codec.decode(int, b"")
+
+
+@pytest.mark.parametrize("call", [codec.encode, codec.encoded_size])
+def test_a_pb2_message_where_a_struct_is_needed_is_named_with_what_to_call(call: Any) -> None:
+    with pytest.raises(codec.EncodeError) as info:
+        call(Sample(name="x"))
+    assert str(info.value) == (
+        "expected a struct, not the google.protobuf message Sample: convert it with "
+        "codec.from_pb2(message), or call its SerializeToString()"
+    )
+    with pytest.raises(codec.EncodeError, match=r"^expected a struct, not bytes$"):
+        call(b"x")
+
+
+def test_json_of_something_not_a_message_asks_for_a_message() -> None:
+    for call in (codec.to_dict, codec.to_json):
+        with pytest.raises(TypeError, match=r"^expected a struct or a pb2 message, not bytes$"):
+            call(b"x")
+    assert codec.to_dict(Sample(name="x")) == codec.to_dict(codec.from_pb2(Sample(name="x")))
 
 
 # --- get_buffer bounds ---------------------------------------------------------------

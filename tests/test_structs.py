@@ -50,6 +50,7 @@ import array
 import contextlib
 import math
 import struct as pystruct
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,7 @@ from codec import (
     DecodeError,
     DepthLimitError,
     EncodeError,
+    SchemaError,
     TruncatedError,
     VarintError,
     WireFormatError,
@@ -190,6 +192,26 @@ def test_load_structs(source: Any) -> None:
     assert codec.encode(built) == upb_bytes(
         E.AllTypes(f_string="x", f_inner=E.AllTypes.Inner(a=-1))
     )
+
+
+def test_load_structs_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "schema.pb"
+    path.write_bytes(file_descriptor_set_bytes())
+    for source in (str(path), path):
+        assert "everything.AllTypes" in codec.load_structs(source)
+    with path.open("rb") as file:
+        assert "everything.AllTypes" in codec.load_structs(file)
+    with path.open(encoding="latin-1") as text, pytest.raises(TypeError, match="binary mode"):
+        codec.load_structs(text)
+    (tmp_path / "bad.pb").write_bytes(b"\xff\xff")
+    with pytest.raises(SchemaError, match=r"bad\.pb is not a serialized FileDescriptorSet"):
+        codec.load_structs(tmp_path / "bad.pb")
+    with pytest.raises(SchemaError, match="cannot read descriptor set"):
+        codec.load_structs(tmp_path / "missing.pb")
+    with pytest.raises(SchemaError, match="the bytes is not a serialized FileDescriptorSet"):
+        codec.load_structs(b"\xff\xff")
+    with pytest.raises(TypeError, match=r"load_structs takes a _pb2 module, .* not int"):
+        codec.load_structs(3)
 
 
 def test_load_structs_from_a_file_descriptor_set_includes_every_file() -> None:

@@ -7,8 +7,8 @@ older sources, is replaced by the uncompiled source with a
 :class:`PurePythonWarning` (an ``ImportError`` with ``CODEC_REQUIRE_COMPILED=1``).
 """
 
-import sys
-from typing import TYPE_CHECKING
+import sys as _sys
+import typing as _typing
 
 from codec import _pure
 
@@ -60,7 +60,7 @@ from codec.wire import (  # noqa: E402
     WireWriter,
 )
 
-if TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], Repeated[int], ...
+if _typing.TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], Repeated[int], ...
     from codec._generic import (
         Decoder,
         Entries,
@@ -75,7 +75,7 @@ else:
     from codec.framing import FrameDecoder
 
 #: True when every module of the compiled core is loaded (not their .py source).
-COMPILED: bool = all(sys.modules[name].COMPILED for name in _pure.CORE_MODULES)
+COMPILED: bool = all(_sys.modules[name].COMPILED for name in _pure.CORE_MODULES)
 
 __version__ = "0.1.0"
 

@@ -152,3 +152,10 @@ def test_hidden_slots_stay_out_of_help_and_completion() -> None:
         getattr(message, name)
     text = pydoc.render_doc(AllTypes, renderer=pydoc.plaintext)
     assert "_items" not in text and "_part" not in text
+
+
+def test_the_package_shows_its_api_and_its_public_modules_only() -> None:
+    shown = {name for name in dir(codec) if not name.startswith("_")}
+    modules = {"errors", "framing", "io", "profiler", "schema", "structs", "varint", "wire"}
+    assert shown - set(codec.__all__) <= modules
+    assert set(codec.__all__) <= shown

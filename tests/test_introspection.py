@@ -156,6 +156,6 @@ def test_hidden_slots_stay_out_of_help_and_completion() -> None:
 
 def test_the_package_shows_its_api_and_its_public_modules_only() -> None:
     shown = {name for name in dir(codec) if not name.startswith("_")}
-    modules = {"errors", "framing", "io", "profiler", "schema", "structs", "varint", "wire"}
+    modules = {"aio", "errors", "framing", "io", "profiler", "schema", "structs", "varint", "wire"}
     assert shown - set(codec.__all__) <= modules
     assert set(codec.__all__) <= shown

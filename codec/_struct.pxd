@@ -199,7 +199,7 @@ cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except 
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(items=Repeated, entries=Entries)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
-@cython.locals(kind=int, sub=MessagePlan, real=double)
+@cython.locals(kind=int, sub=MessagePlan, real=double, converted=object)
 cdef object _checked_value(MessagePlan plan, FieldPlan field, object value)
 cdef object _type_error(MessagePlan plan, FieldPlan field, str expected, object value)
 cdef object _enum_named(MessagePlan plan, FieldPlan field, str name)
@@ -264,11 +264,12 @@ cdef class MessagePlan:
     cdef readonly tuple fields_by_slot, fields, numbered
     cdef readonly dict by_number, by_name, oneofs, oneof_names
     cdef readonly Py_ssize_t presence_words
-    cdef readonly object cls, required
+    cdef readonly object cls, required, convert
     cdef readonly FieldPlan extensions  # the hidden slot of the extensions' struct, or None
     cdef unsigned int class_version  # cls's version tag when _construct last looked it up
     cpdef FieldPlan field_numbered(self, Py_ssize_t number)
     cpdef require(self, object check)
+    cpdef accept(self, object convert)
     @cython.locals(field=FieldPlan)
     cpdef rename(self, str full_name)
     @cython.locals(member=FieldPlan, slot=Py_ssize_t)

@@ -206,6 +206,10 @@ class MessagePlan:
         # Called with a message before it is encoded whole (not partial): raises the
         # EncodeError for required fields not set. None: the type cannot miss any.
         self.required: Any = None
+        # Called with a value assigned to a field of this type that is neither a struct of
+        # it nor None: the struct it stands for (a Timestamp for a datetime), or None if it
+        # stands for none. None: the type takes no such value (see accept).
+        self.convert: Any = None
         # A message type with extensions keeps those set in a hidden slot, as a struct
         # whose fields are the extensions (see extend). None: it has none.
         self.extensions: FieldPlan | None = None
@@ -255,6 +259,10 @@ class MessagePlan:
     def require(self, check: Any) -> None:
         """Have a whole (not partial) encode call ``check(message)`` first (see ``required``)."""
         self.required = check
+
+    def accept(self, convert: Any) -> None:
+        """Have fields of this type take what ``convert`` makes a struct of (see ``convert``)."""
+        self.convert = convert
 
     def slot_names(self, taken: frozenset[str]) -> tuple[str, ...]:
         """The ``__slots__`` of the struct class: a field's name, or a hidden one.
@@ -573,6 +581,10 @@ def _checked_value(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     kind = field.kind
     if kind in (MESSAGE, GROUP):
         sub: MessagePlan = field.message  # type: ignore[assignment]  # linked
+        if sub.convert is not None and value is not None and type(value) is not sub.cls:
+            converted = sub.convert(value)  # a well-known type's Python value
+            if converted is not None:
+                return converted
         if type(value) is dict:
             try:
                 return sub.cls(**value)

@@ -9,6 +9,11 @@ pool the descriptor comes from (a ``_pb2`` module's, a generated module's or
 ``load_structs``' own). The wrapper types (``DoubleValue``...), ``Empty`` and
 ``Value`` have no methods of their own in pb2, so none here.
 
+A field of type Timestamp, Duration, Struct or ListValue also takes, as
+pb2's does, the Python value the type stands for: a ``datetime``, a
+``timedelta``, a dict, a list (:func:`converter_of`, which
+``MessagePlan.accept`` gives to the assignment checks).
+
 The methods are written against the struct API only (field attributes,
 ``HasField``, ``WhichOneof``, ``ClearField``, ``Clear``, ``append`` on a
 repeated field, assigning a struct to a message field), never against
@@ -58,7 +63,7 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-__all__ = ["bases_of"]
+__all__ = ["bases_of", "converter_of"]
 
 _NANOS = 1_000_000_000  # per second
 _NANOS_PER_MICRO = 1_000
@@ -139,7 +144,30 @@ def _check_duration(seconds: int, nanos: int) -> None:
         raise ValueError(f"invalid Duration: seconds {seconds} and nanos {nanos} differ in sign")
 
 
-class TimestampMethods(_Base):
+class _SecondsAndNanos(_Base):
+    """The From methods Timestamp and Duration share: a count of a unit, floor-divided into
+    seconds and nanos, which the type's own ``_set`` checks or normalizes and sets."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        def _set(self, seconds: int, nanos: int) -> None: ...
+
+    def FromNanoseconds(self, nanos: int) -> None:
+        """Set from nanoseconds (since the epoch, for a Timestamp)."""
+        self._set(nanos // _NANOS, nanos % _NANOS)
+
+    def FromMicroseconds(self, micros: int) -> None:
+        """Set from microseconds (since the epoch, for a Timestamp)."""
+        self._set(micros // 1_000_000, micros % 1_000_000 * _NANOS_PER_MICRO)
+
+    def FromMilliseconds(self, millis: int) -> None:
+        """Set from milliseconds (since the epoch, for a Timestamp)."""
+        self._set(millis // 1_000, millis % 1_000 * _NANOS_PER_MILLI)
+
+
+class TimestampMethods(_SecondsAndNanos):
     """pb2's methods of ``google.protobuf.Timestamp``: a point in UTC, seconds and nanos.
 
     Every conversion out of a Timestamp, and every conversion in, refuses a
@@ -223,18 +251,6 @@ class TimestampMethods(_Base):
         _check_timestamp(self.seconds, self.nanos)
         return self.seconds
 
-    def FromNanoseconds(self, nanos: int) -> None:
-        """Set from nanoseconds since the epoch."""
-        self._set(nanos // _NANOS, nanos % _NANOS)
-
-    def FromMicroseconds(self, micros: int) -> None:
-        """Set from microseconds since the epoch."""
-        self._set(micros // 1_000_000, micros % 1_000_000 * _NANOS_PER_MICRO)
-
-    def FromMilliseconds(self, millis: int) -> None:
-        """Set from milliseconds since the epoch."""
-        self._set(millis // 1_000, millis % 1_000 * _NANOS_PER_MILLI)
-
     def FromSeconds(self, seconds: int) -> None:
         """Set from whole seconds since the epoch."""
         self._set(seconds, 0)
@@ -287,7 +303,7 @@ class TimestampMethods(_Base):
         return other - self.ToDatetime()
 
 
-class DurationMethods(_Base):
+class DurationMethods(_SecondsAndNanos):
     """pb2's methods of ``google.protobuf.Duration``: a signed span, seconds and nanos.
 
     The two fields have one sign; the From methods normalize their input so,
@@ -349,18 +365,6 @@ class DurationMethods(_Base):
     def ToSeconds(self) -> int:
         """The whole seconds of the span (the ``seconds`` field)."""
         return self.seconds
-
-    def FromNanoseconds(self, nanos: int) -> None:
-        """Set from a span in nanoseconds."""
-        self._set(nanos // _NANOS, nanos % _NANOS)
-
-    def FromMicroseconds(self, micros: int) -> None:
-        """Set from a span in microseconds."""
-        self._set(micros // 1_000_000, micros % 1_000_000 * _NANOS_PER_MICRO)
-
-    def FromMilliseconds(self, millis: int) -> None:
-        """Set from a span in milliseconds."""
-        self._set(millis // 1_000, millis % 1_000 * _NANOS_PER_MILLI)
 
     def FromSeconds(self, seconds: int) -> None:
         """Set from whole seconds."""
@@ -971,3 +975,37 @@ def bases_of(full_name: str) -> tuple[type, ...]:
     """The mixins of the struct class of message type ``full_name`` (usually none)."""
     mixin: Any = _MIXINS.get(full_name)
     return () if mixin is None else (mixin,)
+
+
+# What a field of these types takes besides a struct, as pb2's fields do, and the method
+# that sets a new struct from it.
+_TAKEN: dict[str, tuple[Any, str]] = {
+    "google.protobuf.Duration": (datetime.timedelta, "FromTimedelta"),
+    "google.protobuf.ListValue": ((list, tuple), "extend"),
+    "google.protobuf.Struct": (collections.abc.Mapping, "update"),
+    "google.protobuf.Timestamp": (datetime.datetime, "FromDatetime"),
+}
+
+
+def converter_of(full_name: str, cls: type) -> Callable[[Any], Any] | None:
+    """How a field of message type ``full_name`` (struct class ``cls``) takes a Python value.
+
+    A function of the value assigned, giving the struct it stands for (a
+    Timestamp for a ``datetime``, a Duration for a ``timedelta``, a Struct
+    for a dict, a ListValue for a list), or None for another value; None
+    for the types whose fields take no such value.
+    """
+    taken = _TAKEN.get(full_name)
+    if taken is None:
+        return None
+    kinds, method = taken
+    fill = getattr(cls, method)
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, kinds):
+            return None
+        made = cls()
+        fill(made, value)
+        return made
+
+    return convert

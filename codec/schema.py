@@ -83,7 +83,7 @@ from codec._struct import (
     MessagePlan,
     Struct,
 )
-from codec._wellknown import bases_of
+from codec._wellknown import bases_of, converter_of
 from codec.errors import SchemaError
 
 __all__ = [
@@ -408,6 +408,9 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
     plan.bind(cls)
     if requires(descriptor):
         plan.require(check_required)
+    convert = converter_of(descriptor.full_name, cls)
+    if convert is not None:
+        plan.accept(convert)
     _struct.enable_fast_construction(cls)
 
 

@@ -1051,6 +1051,47 @@ def repr_(ns: Namespace) -> Any:
 _WHEN = datetime.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 
 
+expr(WKT, "datetime_for_timestamp_field", lambda ns: ns.Moments(at=_WHEN))
+expr(
+    WKT, "naive_datetime_for_timestamp_field", lambda ns: ns.Moments(at=_WHEN.replace(tzinfo=None))
+)
+expr(
+    WKT, "timedelta_for_duration_field", lambda ns: ns.Moments(took=datetime.timedelta(hours=-1.5))
+)
+expr(WKT, "dict_for_struct_field", lambda ns: ns.Moments(data={"a": 1, "b": [True, None, "x"]}))
+expr(WKT, "list_for_list_value_field", lambda ns: ns.Moments(items=[1, "a", {"k": None}]))
+expr(WKT, "datetimes_for_repeated_timestamps", lambda ns: ns.Moments(times=[_WHEN, _WHEN]))
+expr(WKT, "dicts_for_repeated_structs", lambda ns: ns.Moments(records=[{"a": 1}, {}]))
+expr(WKT, "int_for_timestamp_field", lambda ns: ns.Moments(at=5))
+expr(WKT, "date_for_timestamp_field", lambda ns: ns.Moments(at=datetime.date(2024, 1, 1)))
+expr(WKT, "int_for_duration_field", lambda ns: ns.Moments(took=5))
+expr(WKT, "number_for_value_field", lambda ns: ns.Moments(value=1.5))
+expr(WKT, "bad_content_for_struct_field", lambda ns: ns.Moments(data={"a": object()}))
+expr(
+    WKT,
+    "datetime_of_year_one_for_timestamp_field",
+    lambda ns: ns.Moments(at=datetime.datetime(1, 1, 1)),
+)
+
+
+@idiom(WKT)
+def assign_python_values_to_well_known_fields(ns: Namespace) -> Any:
+    moments = ns.Moments()
+    moments.at = _WHEN
+    moments.took = datetime.timedelta(seconds=2, microseconds=5)
+    moments.data = {"k": [1, 2]}
+    moments.items = ["x"]
+    return moments
+
+
+@idiom(WKT)
+def assign_datetime_to_unset_sub_message_field(ns: Namespace) -> Any:
+    moments = ns.Moments()
+    _ = moments.at.seconds
+    moments.at = _WHEN
+    return moments.HasField("at"), moments.at.ToDatetime()
+
+
 @idiom(WKT)
 def timestamp_from_datetime(ns: Namespace) -> Any:
     stamp = ns.Timestamp()

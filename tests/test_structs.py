@@ -1954,7 +1954,7 @@ def test_decoder_carries_its_options() -> None:
     ("arguments", "error", "words"),
     [
         ((int,), TypeError, "not a struct class"),
-        ((E.AllTypes,), TypeError, "not a struct class"),  # the pb2 class itself
+        ((E.AllTypes,), TypeError, "is a google.protobuf message class; its struct is"),
         ((S(E.AllTypes),), None, ""),
         ((S(E.AllTypes), {"max_depth": -1}), ValueError, "max_depth"),
         ((S(E.AllTypes), {"max_depth": "100"}), TypeError, "max_depth"),

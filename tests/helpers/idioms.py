@@ -30,9 +30,12 @@ from typing import Any
 
 from google.protobuf import (
     any_pb2,
+    descriptor_pb2,
+    descriptor_pool,
     duration_pb2,
     empty_pb2,
     field_mask_pb2,
+    message_factory,
     struct_pb2,
     timestamp_pb2,
     wrappers_pb2,
@@ -115,9 +118,39 @@ class Namespace:
         return f"<{self.kind} namespace of {len(self._classes)} types>"
 
 
+def _moments() -> Any:
+    """``Moments``: a field of each well-known type that takes Python values in pb2
+    (a datetime, a timedelta, a dict, a list), and ``Value``, which takes none."""
+    file = descriptor_pb2.FileDescriptorProto(name="idioms/moments.proto", package="idioms")
+    file.syntax = "proto3"
+    message = file.message_type.add(name="Moments")
+    fields = [
+        ("at", "Timestamp", False),
+        ("took", "Duration", False),
+        ("data", "Struct", False),
+        ("items", "ListValue", False),
+        ("times", "Timestamp", True),
+        ("value", "Value", False),
+        ("records", "Struct", True),
+    ]
+    for number, (name, kind, repeated) in enumerate(fields, 1):
+        field = message.field.add(name=name, number=number, type_name=f".google.protobuf.{kind}")
+        field.type = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
+        field.label = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+        if repeated:
+            field.label = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
+    for kind in ("duration", "struct", "timestamp"):
+        file.dependency.append(f"google/protobuf/{kind}.proto")
+    pool = descriptor_pool.DescriptorPool()
+    for module in (duration_pb2, struct_pb2, timestamp_pb2):
+        pool.AddSerializedFile(module.DESCRIPTOR.serialized_pb)
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("idioms.Moments"))
+
+
 def _pb2_types() -> dict[str, Any]:
     """Each type's pb2 class (a message) or ``EnumTypeWrapper`` (an enum), by name."""
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"Moments": _moments()}
     for module in _MODULES:
         file = module.DESCRIPTOR
         for name in [*file.message_types_by_name, *file.enum_types_by_name]:

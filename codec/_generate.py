@@ -75,6 +75,7 @@ from codec._descriptor_set import (
     well_known_file,
 )
 from codec._message import Enum
+from codec._wellknown import bases_of
 from codec.errors import SchemaError
 from codec.schema import CLASS_ATTRIBUTES, is_enum_member
 
@@ -93,6 +94,7 @@ RESERVED = frozenset(
         "_generated",
         "_self",
         "_typing",
+        "_wellknown",
     )
 )
 _WIDTH = 88  # ruff's default line length
@@ -421,6 +423,10 @@ class _Module:
         ]
 
     def _message_header(self, message: Descriptor) -> str:
+        mixins = bases_of(message.full_name)  # a well-known type's methods (Timestamp.ToDatetime)
+        if mixins:
+            self.used.add("_wellknown")
+            return f"class {message.name}({', '.join(f'_wellknown.{m.__name__}' for m in mixins)}):"
         self.used.add("_codec")
         return f"class {message.name}(_codec.Message):"
 
@@ -515,8 +521,8 @@ class _Module:
         if type_checking:
             standard.append("from typing import TYPE_CHECKING")
         codec = ["import codec as _codec"] if "_codec" in self.used else []
-        own = ["_descriptor_set"] if "_descriptor_set" in self.used else []
-        codec.append(f"from codec import {', '.join([*own, '_generated'])}")
+        own = sorted({"_generated"} | ({"_descriptor_set", "_wellknown"} & self.used))
+        codec.append(f"from codec import {', '.join(own)}")
         others: dict[str, list[str]] = {}
         for module in sorted(self.imports.values(), key=_import_order):
             alias = self.aliases[module]

@@ -660,6 +660,7 @@ def test_an_extension_named_like_a_name_the_module_uses_is_refused() -> None:
 # --- mypy ------------------------------------------------------------------------------
 
 GOOD_PROGRAM = """\
+import datetime
 from typing import assert_type
 
 from myapp.pb.opentelemetry.proto.common.v1.common_structs import KeyValue
@@ -738,6 +739,10 @@ decoded.seen.append(Status.AWAY)
 user = User(tags=("a", "b"), joined={"seconds": 1})
 user.tags = ["c"]
 ChatMessage(author={"name": "ada"}, reactions=[{"emoji": "+1"}], mentions={"a": {}})
+
+# A well-known type's class has pb2's methods of it.
+assert_type(decoded.sent_at.ToDatetime(), datetime.datetime)
+decoded.sent_at.FromJsonString("2024-01-02T03:04:05Z")
 """
 
 BAD_PROGRAM = """\

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import codec as _codec
-from codec import _generated
+from codec import _generated, _wellknown
 
 _FILE = "google/protobuf/any.proto"
 
 if TYPE_CHECKING:
 
-    class Any(_codec.Message):
+    class Any(_wellknown.AnyMethods):
         type_url: str
         value: bytes
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import codec as _codec
-from codec import _generated
+from codec import _generated, _wellknown
 
 _FILE = "google/protobuf/duration.proto"
 
 if TYPE_CHECKING:
 
-    class Duration(_codec.Message):
+    class Duration(_wellknown.DurationMethods):
         seconds: int
         nanos: int
 

@@ -14,13 +14,13 @@ import collections.abc as _abc
 from typing import TYPE_CHECKING
 
 import codec as _codec
-from codec import _generated
+from codec import _generated, _wellknown
 
 _FILE = "google/protobuf/field_mask.proto"
 
 if TYPE_CHECKING:
 
-    class FieldMask(_codec.Message):
+    class FieldMask(_wellknown.FieldMaskMethods):
         @property
         def paths(self) -> _codec.Repeated[str]: ...
         @paths.setter

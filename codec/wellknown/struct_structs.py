@@ -15,13 +15,13 @@ import typing as _typing
 from typing import TYPE_CHECKING
 
 import codec as _codec
-from codec import _generated
+from codec import _generated, _wellknown
 
 _FILE = "google/protobuf/struct.proto"
 
 if TYPE_CHECKING:
 
-    class Struct(_codec.Message):
+    class Struct(_wellknown.StructMethods):
         @property
         def fields(self) -> _codec.MessageEntries[str, Value]: ...
         @fields.setter
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
             list_value: ListValue | dict[str, _typing.Any] | None = ...,
         ) -> None: ...
 
-    class ListValue(_codec.Message):
+    class ListValue(_wellknown.ListValueMethods):
         @property
         def values(self) -> _codec.RepeatedMessages[Value]: ...
         @values.setter

@@ -24,7 +24,7 @@ This file is Cython pure-Python mode (types in ``_decode.pxd``).
 from __future__ import annotations
 
 from types import GenericAlias
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     import cython
@@ -43,6 +43,9 @@ from codec.errors import (
     TruncatedError,
     WireFormatError,
 )
+
+if TYPE_CHECKING:
+    from codec._generic import S  # a struct class's instances
 
 if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and constants
     from codec._buffer import uninitialised
@@ -684,7 +687,7 @@ def _option_count(name: str, value: Any) -> int:
 
 
 def decode(
-    cls: Any,
+    cls: type[S],
     buffer: Any,
     *,
     zero_copy: bool = False,
@@ -692,7 +695,7 @@ def decode(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     base: int = 0,
-) -> Any:
+) -> S:
     """Decode a message of struct class ``cls`` from any contiguous buffer.
 
     The options are :class:`Decoder`'s; make one Decoder to decode many
@@ -702,7 +705,7 @@ def decode(
     decoder = Decoder(
         cls, zero_copy=zero_copy, numpy=numpy, max_depth=max_depth, max_elements=max_elements
     )
-    return decoder.decode(buffer, base=base)
+    return decoder.decode(buffer, base=base)  # type: ignore[no-any-return]
 
 
 def _bytes_of(source: memoryview) -> Any:

@@ -16,6 +16,12 @@ message's fields where it takes a message, as the run time does. At run time
 each class is subscriptable (``codec.FrameDecoder[Sample]``), for
 annotations evaluated then. tests/test_generic_stub.py keeps the names and
 parameters here those of the classes.
+
+``S`` and ``P`` are the type variables of the functions that return a
+message of the class they are given, a struct (``codec.decode``,
+``codec.from_json``, ...) or a google.protobuf message (``codec.to_pb2``),
+which import them for type checkers; tests/test_typing.py checks what those
+functions return.
 """
 
 import builtins
@@ -23,17 +29,27 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Generic, Literal, Self, SupportsIndex, TypeVar, overload
 
 from _typeshed import SupportsKeysAndGetItem
+from google.protobuf import message as pb2_message
 from typing_extensions import Buffer
 
+from codec._message import Message
+
+# A struct class's instances: codec.decode(Span, data) is a Span.
+S = TypeVar("S", bound=Message)
+# A google.protobuf message class's instances: codec.to_pb2(span, span_pb2.Span) is one.
+P = TypeVar("P", bound=pb2_message.Message)
 M = TypeVar("M")
+# A Decoder only gives messages out, so a Decoder[Span] is a Decoder[codec.Message] too: the
+# frames of a FrameDecoder or read_frames() given it go where an Iterable[Message] is expected.
+M_co = TypeVar("M_co", covariant=True)
 F = TypeVar("F")
 T = TypeVar("T")
 K = TypeVar("K")
 V = TypeVar("V")
 
-class Decoder(Generic[M]):
+class Decoder(Generic[M_co]):
     @property
-    def type(self) -> type[M]: ...
+    def type(self) -> type[M_co]: ...
     @property
     def zero_copy(self) -> bool: ...
     @property
@@ -44,14 +60,14 @@ class Decoder(Generic[M]):
     def max_elements(self) -> int: ...
     def __init__(
         self,
-        type: builtins.type[M],
+        type: builtins.type[M_co],
         *,
         zero_copy: bool = False,
         numpy: bool = False,
         max_depth: int = ...,
         max_elements: int = ...,
     ) -> None: ...
-    def decode(self, buffer: Buffer, *, base: int = 0) -> M: ...
+    def decode(self, buffer: Buffer, *, base: int = 0) -> M_co: ...
 
 class FrameDecoder(Generic[F]):
     @overload

@@ -14,7 +14,7 @@ encodes or decodes the struct once more.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import json_format, message_factory
 from google.protobuf import message as pb2_message
@@ -22,6 +22,9 @@ from google.protobuf import message as pb2_message
 from codec._decode import decode
 from codec._message import to_pb2
 from codec._struct import Struct
+
+if TYPE_CHECKING:
+    from codec._generic import S  # a struct class's instances
 
 __all__ = ["from_dict", "from_json", "to_dict", "to_json"]
 
@@ -53,13 +56,13 @@ def to_json(message: Any, **options: Any) -> str:
     return json_format.MessageToJson(_as_pb2(message), **options)
 
 
-def from_dict(cls: type, value: dict[str, Any], **options: Any) -> Any:
+def from_dict(cls: type[S], value: dict[str, Any], **options: Any) -> S:
     """A struct of class ``cls`` from a JSON-mapping dict (``json_format.ParseDict``'s options)."""
     parsed = json_format.ParseDict(value, _pb2_of(cls)(), **options)
     return decode(cls, parsed.SerializePartialToString())
 
 
-def from_json(cls: type, text: str | bytes, **options: Any) -> Any:
+def from_json(cls: type[S], text: str | bytes, **options: Any) -> S:
     """A struct of class ``cls`` from JSON text (``json_format.Parse``'s options)."""
     parsed = json_format.Parse(text, _pb2_of(cls)(), **options)
     return decode(cls, parsed.SerializePartialToString())

@@ -26,7 +26,7 @@ an attribute a class does not declare is an error, as it is at run time.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, overload
 
 from google.protobuf import message as pb2_message
 from google.protobuf import message_factory, text_format
@@ -48,6 +48,8 @@ from codec.errors import EncodeError
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
+
+    from codec._generic import P  # a google.protobuf message class's instances
 
 __all__ = [
     "Enum",
@@ -262,6 +264,10 @@ def _same_message(message: Any, other: pb2_message.Message) -> bool:
     return bool(other.DESCRIPTOR.full_name == type(message).__plan__.full_name)
 
 
+@overload
+def to_pb2(message: Any, cls: None = None) -> pb2_message.Message: ...
+@overload
+def to_pb2(message: Any, cls: type[P]) -> P: ...
 def to_pb2(message: Any, cls: Any = None) -> Any:
     """The google.protobuf message with the same content as struct ``message``.
 

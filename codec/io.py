@@ -35,7 +35,7 @@ from __future__ import annotations
 import errno
 import io
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from codec._buffer import RECEIVE_CHUNK
 from codec.framing import (
@@ -45,12 +45,59 @@ from codec.framing import (
     checked_size,
 )
 
+if TYPE_CHECKING:
+    from codec._generic import Decoder
+
 __all__ = ["WRITE_BATCH", "read_frames", "write_frames"]
+
+M = TypeVar("M")
 
 #: Pending bytes :func:`write_frames` hands the sink at once, by default.
 WRITE_BATCH = 64 * 1024
 
 
+# The frames are typed as FrameDecoder's (codec/_generic.pyi): ``memoryview`` without a
+# message type, ``bytes`` with copy=True, else the message type's instances.
+@overload
+def read_frames(
+    source: Any,
+    message_type: None = None,
+    *,
+    max_frame_size: int = ...,
+    strict: bool = ...,
+    copy: Literal[False] = False,
+    chunk_size: int = ...,
+) -> Iterator[memoryview]: ...
+@overload
+def read_frames(
+    source: Any,
+    message_type: None = None,
+    *,
+    max_frame_size: int = ...,
+    strict: bool = ...,
+    copy: Literal[True],
+    chunk_size: int = ...,
+) -> Iterator[bytes]: ...
+@overload
+def read_frames(
+    source: Any,
+    message_type: None = None,
+    *,
+    max_frame_size: int = ...,
+    strict: bool = ...,
+    copy: bool,
+    chunk_size: int = ...,
+) -> Iterator[memoryview | bytes]: ...  # a copy flag known only at run time
+@overload
+def read_frames(
+    source: Any,
+    message_type: type[M] | Decoder[M],
+    *,
+    max_frame_size: int = ...,
+    strict: bool = ...,
+    copy: bool = ...,
+    chunk_size: int = ...,
+) -> Iterator[M]: ...
 def read_frames(
     source: Any,
     message_type: Any = None,

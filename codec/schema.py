@@ -50,7 +50,7 @@ import pickle
 import sys
 import threading
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
@@ -86,6 +86,9 @@ from codec._struct import (
 from codec._wellknown import bases_of, converter_of
 from codec.errors import SchemaError
 
+if TYPE_CHECKING:
+    from codec._generic import S  # a struct class's instances
+
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_ELEMENTS",
@@ -116,7 +119,14 @@ _making = threading.RLock()  # held while classes are made
 _pending: dict[tuple[Any, str], MessagePlan] = {}  # plans being made, not yet published
 
 
-def struct(message_type: Any) -> type:
+# A struct class is made from a descriptor at run time, so all a type checker knows of the
+# class struct() returns is that it is a codec.Message: nothing maps a _pb2 class (protoc's
+# or mypy-protobuf's stubs declare it alone) or a Descriptor to its struct class statically.
+# A program that needs the class itself imports it from its generated module (python -m
+# codec generate). An overload taking a struct class (struct(Span) is Span) would cost more
+# than it gives: an argument of type Any (a _pb2 module without stubs) matches it and the
+# general one alike, and mypy makes such a call Any instead of type[codec.Message].
+def struct(message_type: Any) -> type[Message]:
     """The struct class of a google.protobuf message class or ``Descriptor``.
 
     The same class every time for one descriptor (one per descriptor pool
@@ -215,7 +225,9 @@ def made_class(full_name: str, *, prefix: bool = False) -> type | None:
     return min(found, key=lambda item: item[0])[1] if found else None
 
 
-def load_structs(source: Any) -> dict[str, type]:
+# type[Any], not type: a value of type ``type`` passed as the class of codec.decode() or
+# from_json() makes its result Never for mypy, and the rest of the program unchecked.
+def load_structs(source: Any) -> dict[str, type[Any]]:
     """Struct classes of every message of a ``_pb2`` module or a ``FileDescriptorSet``.
 
     ``source`` is a module, a ``FileDescriptorSet`` message, its serialized
@@ -538,7 +550,11 @@ def unknown_fields(message: Struct) -> bytes:
     return _struct.unknown_of(message)
 
 
-def from_pb2(message: Any, cls: type | None = None) -> Any:
+@overload
+def from_pb2(message: Any, cls: None = None) -> Message: ...
+@overload
+def from_pb2(message: Any, cls: type[S]) -> S: ...
+def from_pb2(message: Any, cls: type[Message] | None = None) -> Message:
     """The struct with the same content as a google.protobuf message."""
     if cls is None:
         cls = struct(type(message))

@@ -159,16 +159,23 @@ def generate(
     Protobuf's own files are left out, and no ``__init__.py`` is written
     (see the module docstring).
     """
-    schema = build_schema(descriptor_set, source)
     written: dict[str, str] = {}
-    for file in descriptor_set.file:
-        module = module_name(file.name, package)
-        if module is None or file.name in WELL_KNOWN_STRUCTS:
-            continue
-        descriptor = schema.pool.FindFileByName(file.name)
+    for file, descriptor, module in files_written(descriptor_set, source, package):
         text = _Module(descriptor, module, package).text(content(file))
         written[module.replace(".", "/") + ".py"] = text
     return written
+
+
+def files_written(
+    descriptor_set: descriptor_pb2.FileDescriptorSet, source: str, package: str
+) -> Iterator[tuple[descriptor_pb2.FileDescriptorProto, FileDescriptor, str]]:
+    """Each file of a set that has a module written: its proto, its built descriptor and the
+    module's name (not protobuf's own files, whose modules are codec's or none)."""
+    schema = build_schema(descriptor_set, source)
+    for file in descriptor_set.file:
+        module = module_name(file.name, package)
+        if module is not None and file.name not in WELL_KNOWN_STRUCTS:
+            yield file, schema.pool.FindFileByName(file.name), module
 
 
 def write(modules: dict[str, str], out: Path) -> list[Path]:

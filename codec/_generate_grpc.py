@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor, MethodDescriptor
 
-from codec._descriptor_set import WELL_KNOWN_STRUCTS, build_schema, path_in_file
-from codec._generate import COMMAND, _aliases, _import, _import_order, module_name
+from codec._descriptor_set import path_in_file
+from codec._generate import COMMAND, _aliases, _import, _import_order, files_written, module_name
 from codec.errors import SchemaError
 
 _WIDTH = 88  # ruff's default line length
@@ -52,13 +52,8 @@ def generate(
 ) -> dict[str, str]:
     """The text of the gRPC module of each file of a set that has services, by path
     (``a/b_structs_grpc.py``); ``package`` is the prefix package, as for the structs."""
-    schema = build_schema(descriptor_set, source)
     written: dict[str, str] = {}
-    for file in descriptor_set.file:
-        module = module_name(file.name, package)
-        if module is None or file.name in WELL_KNOWN_STRUCTS:
-            continue
-        descriptor = schema.pool.FindFileByName(file.name)
+    for _, descriptor, module in files_written(descriptor_set, source, package):
         if descriptor.services_by_name:
             text = _GrpcModule(descriptor, package).text()
             written[module.replace(".", "/") + "_grpc.py"] = text

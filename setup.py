@@ -98,6 +98,9 @@ def _extensions() -> list:  # type: ignore[type-arg]
             "embedsignature": False,
             "embedsignature.format": "python",
             "warn.unreachable": False,
+            # No object is rebuilt from state it does not check: a class that may be
+            # copied or pickled says how itself (__reduce__), and the others refuse.
+            "auto_pickle": False,
             # Types come from the .pxd files; annotations are for type checkers.
             "annotation_typing": False,
         },

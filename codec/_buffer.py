@@ -33,6 +33,8 @@ storage; every method that needs it raises :class:`RuntimeError`.
 
 from __future__ import annotations
 
+from typing import Any
+
 try:
     import cython
 except ImportError:  # the uncompiled build does not need Cython
@@ -158,6 +160,16 @@ def uninitialised(obj: object) -> RuntimeError:
     return RuntimeError(f"{type(obj).__name__} is not initialised: its __init__ never ran")
 
 
+def not_copied(obj: object) -> TypeError:
+    """The error of copying or pickling an object that owns a buffer or a decode's state.
+
+    A copy would share that memory with the original (one would then read
+    or overwrite what the other holds), so none is made: a new object is.
+    """
+    name = type(obj).__name__
+    return TypeError(f"a {name} cannot be copied or pickled: it owns its buffer; make a new {name}")
+
+
 class WriteBuffer:
     """A reusable, growable output buffer.
 
@@ -186,6 +198,9 @@ class WriteBuffer:
         self._length = 0
         self._busy: bool = False  # a write is under way (_claim)
         self._regions: int = 0  # nested messages and frames open
+
+    def __reduce__(self) -> Any:
+        raise not_copied(self)
 
     def __len__(self) -> int:
         return self._length
@@ -282,6 +297,9 @@ class ReceiveWindow:
         self._start = 0
         self._end = 0
         self._base = 0
+
+    def __reduce__(self) -> Any:
+        raise not_copied(self)
 
     @property
     def buffered(self) -> int:

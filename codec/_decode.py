@@ -31,6 +31,7 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
+from codec._buffer import not_copied
 from codec._encode import encode
 from codec._introspection import InitSignature
 from codec._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
@@ -648,6 +649,9 @@ class Decoder:
         self.max_depth = _option_count("max_depth", max_depth)
         self.max_elements = _option_count("max_elements", max_elements)
         self.state = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
+
+    def __reduce__(self) -> Any:
+        raise not_copied(self)
 
     def decode(self, buffer: Any, *, base: int = 0) -> Any:
         """Decode a struct from any contiguous buffer; error offsets count from ``base``.

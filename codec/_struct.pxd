@@ -1,6 +1,6 @@
 # C types for _struct.py (Cython pure-Python mode).
 cimport cython
-from cpython.bytearray cimport PyByteArray_AS_STRING
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -169,6 +169,7 @@ cdef Py_ssize_t _member_offset(object member) except? -1
 cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) except -1
 @cython.locals(mask=uint64_t, one=uint64_t)
 cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
+@cython.locals(size=Py_ssize_t, held=bytearray, grown=bytearray)
 cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
 cdef object _container(object message, FieldPlan field)
 @cython.locals(items=Repeated, entries=Entries)
@@ -343,7 +344,8 @@ cdef inline bint _has(Struct message, Py_ssize_t bit) noexcept:
     # whether presence bit ``bit`` of message is set
     if bit < 64:
         return (message._has >> bit) & 1
-    if message._has_more is None:
+    # words made for another class of the same slots (``__class__`` assigned) may be fewer
+    if message._has_more is None or PyByteArray_GET_SIZE(message._has_more) < (bit >> 6) * 8:
         return False
     return ((<uint64_t *>PyByteArray_AS_STRING(message._has_more))[(bit >> 6) - 1]
             >> (bit & 63)) & 1

@@ -447,12 +447,19 @@ def _more_words(message: Struct, plan: MessagePlan) -> Any:
     """Compiled: the presence words past the first, made (zeroed) on first use.
 
     They are a bytearray the struct holds, so freeing the struct frees them
-    with no deallocator of its own.
+    with no deallocator of its own. Words made for a class with fewer bits
+    (the struct's ``__class__`` since assigned another struct class of the
+    same slots) are grown to ``plan``'s, keeping the bits they hold.
     """
-    if message._has_more is None:  # type: ignore[attr-defined]
+    size = (plan.presence_words - 1) * 8
+    held = message._has_more  # type: ignore[attr-defined]
+    if held is None or len(held) < size:
         if plan.presence_words < 2:  # the bits of a bound plan fit its words
             raise ValueError(f"{plan.full_name} has no presence bit past 63")
-        message._has_more = bytearray((plan.presence_words - 1) * 8)
+        grown = bytearray(size)
+        if held is not None:
+            grown[: len(held)] = held
+        message._has_more = grown
     return cython.cast(word_ptr, PyByteArray_AS_STRING(message._has_more))  # type: ignore[name-defined, attr-defined]
 
 

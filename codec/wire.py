@@ -55,7 +55,7 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
-from codec._buffer import WriteBuffer
+from codec._buffer import WriteBuffer, not_copied
 from codec._introspection import InitSignature
 from codec._varint import Bytes, WritableBytes, byte_view
 from codec._wire import KIND_NAMES, NUMPY_DTYPES
@@ -330,6 +330,9 @@ class WireWriter:
         elif not isinstance(buffer, WriteBuffer):
             raise TypeError(f"buffer must be a WriteBuffer, not {type(buffer).__name__}")
         self.buffer: WriteBuffer = buffer
+
+    def __reduce__(self) -> Any:
+        raise not_copied(self)
 
     # --- scalars ----------------------------------------------------------
 
@@ -788,6 +791,9 @@ class WireReader:
         self._base = 0  # offset of _view[0] in the outermost buffer
         self._depth = 0
         self._max_depth = max_depth
+
+    def __reduce__(self) -> Any:
+        raise not_copied(self)
 
     @property
     def offset(self) -> int:

@@ -39,10 +39,13 @@ buffer-lifetime scenarios M1-M6. Everything runs in whichever build is loaded
 from __future__ import annotations
 
 import array
+import copy
 import gc
 import gzip
+import importlib
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -1448,3 +1451,103 @@ def test_buffer_helpers_that_trust_their_arguments_are_c_only() -> None:
     helpers = ["byte_pointer", "copy_bytes", "move_bytes", "resize", "resize_zeroed"]
     helpers += ["is_exported", "grown", "uninitialised"]
     assert not [name for name in helpers if hasattr(codec._buffer, name)]
+
+
+# --- a struct's class swapped for another of the same slots -------------------------
+
+_CLASS_SWAP = """
+import codec
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+FIELD = descriptor_pb2.FieldDescriptorProto
+
+
+def message(name, optional):
+    # 400 int32 fields of the same names in both: the same __slots__, so CPython lets
+    # __class__ be assigned; 129 have presence in Small (3 words), all 400 in Big (7).
+    file = descriptor_pb2.FileDescriptorProto(name=name + ".proto", package=name, syntax="proto3")
+    body = file.message_type.add(name="M")
+    for number in range(1, 401):
+        field = body.field.add(name=f"f{number}", number=number, type=FIELD.TYPE_INT32)
+        field.label = FIELD.LABEL_OPTIONAL
+        if number <= optional:
+            field.proto3_optional = True
+            body.oneof_decl.add(name=f"_f{number}")
+            field.oneof_index = len(body.oneof_decl) - 1
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return codec.struct(message_factory.GetMessageClass(pool.FindMessageTypeByName(name + ".M")))
+
+
+Small, Big = message("small", 129), message("big", 400)
+small = Small(f129=1)  # its presence words past the first: 2 (16 bytes)
+object.__dict__["__class__"].__set__(small, Big)
+for number in range(130, 401):
+    setattr(small, f"f{number}", number)
+assert small.HasField("f129") and small.HasField("f400")
+assert Big.FromString(small.SerializeToString()) == small
+print("ok")
+"""
+
+
+def test_a_struct_given_a_class_with_more_presence_bits_grows_its_words() -> None:
+    """Two struct classes of the same slots: CPython lets ``__class__`` be assigned around
+    ``Struct.__setattr__``. The presence words of the old class are grown, never overrun."""
+    env = dict(os.environ, PYTHONPATH=str(Path(codec.__file__).resolve().parent.parent))
+    done = subprocess.run(
+        [sys.executable, "-c", _CLASS_SWAP], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ok"]
+
+
+# --- copies and pickles of objects that own memory ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: codec.FrameEncoder(),
+        lambda: codec.FrameDecoder(),
+        lambda: codec.Decoder(S(E.CatInt32)),
+        lambda: codec.WireReader(b"\x08\x01"),
+        lambda: codec.WireWriter(),
+        lambda: codec._buffer.WriteBuffer(),
+    ],
+    ids=["FrameEncoder", "FrameDecoder", "Decoder", "WireReader", "WireWriter", "WriteBuffer"],
+)
+def test_objects_owning_a_buffer_refuse_to_be_copied_or_pickled(make: Callable[[], Any]) -> None:
+    """A copy would share the buffer: a decoder's copy read freed memory, an encoder's wrote
+    stale bytes. Each refuses, in both builds."""
+    original = make()
+    for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="cannot be copied or pickled: it owns its buffer"):
+            attempt(original)
+
+
+def test_a_frame_decoder_is_unharmed_by_a_refused_copy() -> None:
+    decoder = codec.FrameDecoder()
+    decoder.feed(codec.varint.encode(10**6) + b"\x00" * 10**6)
+    with pytest.raises(TypeError):
+        copy.copy(decoder)
+    assert len(next(decoder)) == 10**6
+    decoder.feed(b"\x01x")
+    assert bytes(next(decoder)) == b"x"
+
+
+@pytest.mark.skipif(not codec.COMPILED, reason="uncompiled, no class is rebuilt from C state")
+def test_no_compiled_class_is_rebuilt_from_unchecked_state() -> None:
+    """Cython's automatic pickling would set C fields the code trusts (offsets, lengths)."""
+    found = []
+    for name in codec._pure.COMPILED_MODULES:
+        module = importlib.import_module(name)
+        found += [
+            f"{name}.{key}"
+            for key in vars(module)
+            # __pyx_unpickle_Enum remakes a member of a cpdef enum: a value, no C state
+            if key.startswith("__pyx_unpickle") and key != "__pyx_unpickle_Enum"
+        ]
+        for value in vars(module).values():
+            if isinstance(value, type) and "__setstate_cython__" in vars(value):
+                found.append(f"{name}.{value.__name__}.__setstate_cython__")
+    assert found == []

@@ -18,7 +18,7 @@ the one the class knows when it agrees on number, type and label.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sized
 from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -44,6 +44,8 @@ def extension_items(message: Any) -> list[tuple[FieldDescriptor, Any]]:
     items = []
     for field in plan.fields_by_slot:
         value = getattr(holder, field.name) if field.repeated else field.member.__get__(holder)
+        if field.repeated and not isinstance(value, Sized):  # stored around the checks
+            continue  # (the encoder refuses it)
         if len(value) if field.repeated else holder.HasField(field.name):
             items.append((descriptors[field.name], value))
     return sorted(items, key=lambda item: item[0].number)

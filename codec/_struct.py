@@ -901,16 +901,20 @@ def _field_holding(plan: MessagePlan, message: Struct, part: Struct) -> FieldPla
 
 
 def extensions_of(message: Struct, make: bool) -> Struct | None:
-    """The struct of ``message``'s extensions, made first if ``make``; else maybe None."""
+    """The struct of ``message``'s extensions, made first if ``make``; else maybe None.
+
+    A value of another type stored in its slot around the checks reads as
+    none (the encoder refuses it); ``make`` refuses it with a TypeError.
+    """
     plan = _plan_of_class(type(message))
     holder = plan.extensions
     if holder is None:
         raise TypeError(f"{plan.full_name} has no extensions")
     held: MessagePlan = holder.message  # type: ignore[assignment]  # linked
     found = _slot(message, holder)
+    if not make and type(found) is not held.cls:
+        return None
     if found is None:
-        if not make:
-            return None
         found = new_struct(held)
         _set_parent(found, _weak(message))
         _store(message, holder, found)
@@ -922,6 +926,8 @@ def extensions_of(message: Struct, make: bool) -> Struct | None:
 def take_extensions(message: Struct, source: Struct) -> None:
     """Give ``message`` the extensions of ``source``, a struct of the same class."""
     plan = _plan_of_class(type(message))
+    if type(source) is not type(message):  # its slots are elsewhere, if it has them
+        raise TypeError(f"expected a struct of {plan.full_name}, not {type(source).__name__}")
     if plan.extensions is not None:
         _store(message, plan.extensions, _slot(source, plan.extensions))
 
@@ -952,7 +958,7 @@ def _blank(plan: MessagePlan, message: Struct) -> bool:
         return True
     held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
     holder = _slot(message, plan.extensions)
-    if not isinstance(holder, Struct):
+    if type(holder) is not held.cls:  # empty, or a value stored around the checks
         return holder is None
     return _blank(held, holder)
 
@@ -971,7 +977,9 @@ def _extensions_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
     b = _slot(right, plan.extensions)
     if a is None or b is None:
         other = b if a is None else a
-        return other is None or (isinstance(other, Struct) and _blank(held, other))
+        return other is None or (type(other) is held.cls and _blank(held, other))
+    if type(a) is not held.cls or type(b) is not held.cls:  # stored around the checks
+        return a is b
     return _fields_equal(held, a, b)
 
 
@@ -1153,7 +1161,7 @@ def _shown(plan: MessagePlan, message: Struct) -> list[str]:
     if plan.extensions is not None:
         held: MessagePlan = plan.extensions.message  # type: ignore[assignment]  # linked
         holder = _slot(message, plan.extensions)
-        if isinstance(holder, Struct):
+        if type(holder) is held.cls:  # not a value stored around the checks
             shown += _shown(held, holder)
     return shown
 

@@ -1551,3 +1551,55 @@ def test_no_compiled_class_is_rebuilt_from_unchecked_state() -> None:
             if isinstance(value, type) and "__setstate_cython__" in vars(value):
                 found.append(f"{name}.{value.__name__}.__setstate_cython__")
     assert found == []
+
+
+# --- a struct of another class stored around the checks in the extensions -----------
+
+_FOREIGN_EXTENSIONS = """
+import sys
+import codec
+from schemas import extensions_pb2 as X
+
+Extendable, Plain = codec.struct(X.Extendable), codec.struct(X.Plain)
+OPERATIONS = [
+    "repr(m)", "codec.encode(m)", "m.SerializeToString()", "m.ByteSize()", "m.ListFields()",
+    "m.IsInitialized()", "m == Extendable()", "m.HasExtension(X.i32)", "m.Extensions[X.i32]",
+    "len(m.Extensions)", "codec.FrameEncoder().encode(m)", "m.MergeFrom(Extendable())",
+    "m.ClearExtension(X.i32)", "codec._struct.take_extensions(m, Plain())", "m.Clear()",
+]
+for where in ("holder", "_113", "_114"):  # the hidden slot; a message extension's; a repeated one's
+    for operation in OPERATIONS:
+        m = Extendable(a=1)
+        m.Extensions[X.i32] = 5
+        slot = type(m).__dict__["_extensions"]
+        holder = slot.__get__(m, type(m))
+        if where == "holder":
+            slot.__set__(m, Plain(a=3))
+        else:
+            type(holder).__dict__[where].__set__(holder, Plain(a=3))
+        try:
+            eval(operation)
+            outcome = "ok"
+        except Exception as error:
+            outcome = type(error).__name__
+        print(where, operation, outcome, flush=True)
+"""
+
+
+def test_a_foreign_struct_in_the_extensions_is_refused_or_ignored() -> None:
+    """Stored through a slot's descriptor, around the checks: never read as what it is not."""
+    tests = Path(__file__).resolve().parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tests.parent), str(tests)]))
+    done = subprocess.run(
+        [sys.executable, "-c", _FOREIGN_EXTENSIONS],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-500:] + done.stderr[-2000:]
+    outcomes = [line.rsplit(" ", 1)[1] for line in done.stdout.splitlines()]
+    assert len(outcomes) == 45
+    assert set(outcomes) <= {"ok", "TypeError", "EncodeError"}
+    encodes = [line for line in done.stdout.splitlines() if "encode" in line and "holder" in line]
+    assert all(line.endswith("EncodeError") for line in encodes), encodes

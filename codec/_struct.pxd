@@ -187,7 +187,6 @@ cdef object _entry_key(Entries entries, object key)
 @cython.locals(plan=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, checked=list)
 cdef int _put_entries(Entries entries, dict pairs) except -1
 cdef int _entries_added(Entries entries) except -1
-cdef object _part(Struct message, FieldPlan field)
 cdef object _parent_of(Struct message)
 cdef int _set_parent(Struct message, object parent) except -1
 @cython.locals(plan=MessagePlan, field=FieldPlan, parent=Struct)
@@ -301,6 +300,8 @@ cdef class Entries(dict):
 
 cdef class MessageEntries(Entries):
     pass
+
+cdef object _on_class(FieldAccess access, object owner)
 
 cdef class FieldAccess:
     cdef readonly MessagePlan plan

@@ -830,6 +830,8 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
 # its default sub-messages make no cycle for the collector to find.
 
 
+@cython.cfunc
+@cython.inline
 def _part(message: Struct, field: FieldPlan) -> Any:
     """The struct in singular message field ``field`` of ``message``: its value, or its default.
 
@@ -1245,22 +1247,15 @@ class FieldAccess:
 
     def __get__(self, instance: Any, owner: Any) -> Any:
         if instance is None:
-            if self.on_class is not None:
-                return self.on_class
-            if self.plan.cls is None or owner is None:  # the class is being made
-                return self
-            with contextlib.suppress(AttributeError):  # an attribute of the base classes
-                return getattr(super(self.plan.cls, owner), self.field.name)
-            meta = type.__dict__.get(self.field.name)  # or of every class (mro)
-            return self if meta is None else meta.__get__(owner, type)
+            return _on_class(self, owner)
         plan = self.plan
         if type(instance) is not plan.cls and _plan_of_class(type(instance)) is not plan:
             raise TypeError(f"{self.field.name} is not a field of {type(instance).__name__}")
-        field = self.field
+        field = self.field  # (instance is a struct of plan's class: checked above)
         if field.repeated:  # maps too
-            return _items(plan, instance, field)
+            return _items(plan, cython.cast(Struct, instance), field)
         if field.message is not None:
-            return _part(instance, field)
+            return _part(cython.cast(Struct, instance), field)
         return _slot(instance, field)
 
     def __set__(self, instance: Any, value: Any) -> None:
@@ -1268,6 +1263,18 @@ class FieldAccess:
 
     def __delete__(self, instance: Any) -> None:
         raise AttributeError(f"cannot delete field {self.field.name!r}")
+
+
+def _on_class(access: FieldAccess, owner: Any) -> Any:
+    """What a field's name reads as on its class (see :class:`FieldAccess`)."""
+    if access.on_class is not None:
+        return access.on_class
+    if access.plan.cls is None or owner is None:  # the class is being made
+        return access
+    with contextlib.suppress(AttributeError):  # an attribute of the base classes
+        return getattr(super(access.plan.cls, owner), access.field.name)
+    meta = type.__dict__.get(access.field.name)  # or of every class (mro)
+    return access if meta is None else meta.__get__(owner, type)
 
 
 # --- repeated fields ---------------------------------------------------------

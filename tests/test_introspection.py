@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pickle
@@ -9,7 +10,8 @@ import pydoc
 import re
 
 import pytest
-from schemas import everything_pb2, legacy_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from schemas import everything_pb2
 
 import codec
 import codec.profiler
@@ -122,12 +124,24 @@ def test_a_field_no_parameter_can_be_named_is_taken_by_keywords() -> None:
     assert str(signature) == "(*, a=0, fields=0, **fields_)"
 
 
+@functools.cache
+def _made_once() -> tuple[type, type, type]:
+    """A message, its nested message and its enum, of a package no other pool has."""
+    file = descriptor_pb2.FileDescriptorProto(name="found_again.proto", package="found.again")
+    file.syntax = "proto3"
+    outer = file.message_type.add(name="Outer")
+    outer.nested_type.add(name="Inner")
+    outer.enum_type.add(name="Kind").value.add(name="KIND_NONE", number=0)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    cls = codec.struct(
+        message_factory.GetMessageClass(pool.FindMessageTypeByName("found.again.Outer"))
+    )
+    return cls, cls.Inner, cls.Kind
+
+
 def test_struct_classes_are_found_where_their_module_says() -> None:
-    for cls in [
-        codec.struct(E.Leaf),
-        codec.struct(E.AllTypes.Inner),
-        codec.struct(legacy_pb2.Record),
-    ]:
+    for cls in _made_once():
         module = importlib.import_module(cls.__module__)
         found = module
         for part in cls.__qualname__.split("."):
@@ -135,9 +149,11 @@ def test_struct_classes_are_found_where_their_module_says() -> None:
         assert found is cls
         assert pickle.loads(pickle.dumps(cls)) is cls
         assert inspect.getmodule(cls) is module
-    with pytest.raises(AttributeError, match=r"no struct or enum class of 'everything\.Nothing'"):
-        _ = codec.structs.everything.Nothing
-    assert codec.structs.everything.Color is type(codec.struct(E.AllTypes)().f_color)
+    assert codec.structs.found.again.Outer.Inner is _made_once()[1]
+    with pytest.raises(AttributeError, match=r"no struct or enum class of 'found\.again\.Nothing'"):
+        _ = codec.structs.found.again.Nothing
+    # A name made in several pools is the default pool's class, else the first made.
+    assert codec.structs.everything.Leaf.DESCRIPTOR.full_name == "everything.Leaf"
 
 
 def test_hidden_slots_stay_out_of_help_and_completion() -> None:

@@ -9,7 +9,7 @@ from codec._struct cimport (
     _plan_of_class, _set_field, _slot, _store, codec_below, codec_stack_floor, new_struct,
     set_unknown, unknown_of,
 )
-from codec._varint cimport position, read_le, varint_value
+from codec._varint cimport read_le, stream_base, varint_value
 from codec._wire cimport (
     BYTES, EGROUP, ENUM, GROUP, I32, I64, LEN, MESSAGE, SGROUP, VARINT,
     fixed_end, fixed_value_of, length_end, read_tag, skip_group, skip_value, stray_end_group,

@@ -62,7 +62,7 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         set_unknown,
         unknown_of,
     )
-    from codec._varint import position, read_le, varint_value
+    from codec._varint import read_le, stream_base, varint_value
     from codec._wire import (
         BYTES,
         EGROUP,
@@ -661,7 +661,8 @@ class Decoder:
         """
         if not self._initialised():
             raise uninitialised(self)
-        return self.state.run(self.plan, byte_view(buffer, False), position(base))
+        view = byte_view(buffer, False)
+        return self.state.run(self.plan, view, stream_base(base, len(view)))
 
     def _initialised(self) -> bool:
         """False for an object made by ``Decoder.__new__`` whose ``__init__`` never ran."""

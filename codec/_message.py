@@ -318,18 +318,25 @@ def _set_fields(message: Any) -> list[tuple[FieldDescriptor, Any]]:
 
 
 def _missing(message: Any) -> list[str]:
+    """The paths of the required fields not set in ``message`` and the messages it holds.
+
+    Walked depth first, in field order, with a stack rather than recursion:
+    a cycle (``m.next = m``) is walked once and any depth is walked
+    (encoding then refuses what is nested deeper than its limit).
+    """
     missing: list[str] = []
-    _find_missing(message, "", missing)
+    walked: set[int] = set()  # ids of the structs walked, alive while the walk holds them
+    stack = [("", message)]
+    while stack:
+        prefix, current = stack.pop()
+        if id(current) in walked:
+            continue
+        walked.add(id(current))
+        for field in type(current).DESCRIPTOR.fields:
+            if field.is_required and not Struct.HasField(current, field.name):
+                missing.append(prefix + field.name)
+        stack += reversed(_held(current, prefix))
     return missing
-
-
-def _find_missing(message: Any, prefix: str, missing: list[str]) -> None:
-    """Add the paths of the required fields not set in ``message`` and the messages it holds."""
-    for field in type(message).DESCRIPTOR.fields:
-        if field.is_required and not Struct.HasField(message, field.name):
-            missing.append(prefix + field.name)
-    for path, item in _held(message, prefix):
-        _find_missing(item, path, missing)
 
 
 def _held(message: Any, prefix: str) -> list[tuple[str, Any]]:

@@ -235,6 +235,7 @@ cdef inline int64_t unzigzag(uint64_t value) noexcept nogil:
 
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1
 cdef Py_ssize_t position(object offset) except -1
+cdef Py_ssize_t stream_base(object base, Py_ssize_t length) except -1
 
 @cython.locals(view=Py_buffer, start=Py_ssize_t)
 cpdef Py_ssize_t _store(uint64_t value, object buffer, object offset, Py_ssize_t width) except -1

@@ -167,6 +167,18 @@ def position(offset: object) -> int:
     return number if number <= _MAX_OFFSET else _MAX_OFFSET
 
 
+def stream_base(base: object, length: int) -> int:
+    """``base``, the stream offset of the first of ``length`` bytes, as a C-sized index.
+
+    Every offset in those bytes (and one past them) must fit, so that an
+    error's offset is never wrapped: a larger base is a ValueError.
+    """
+    number = base if type(base) is int else operator.index(base)  # type: ignore[arg-type]
+    if not 0 <= number <= _MAX_OFFSET - length - 1:
+        raise ValueError(f"base must be in [0, {_MAX_OFFSET - length - 1}] here, got {number}")
+    return number
+
+
 def acquire(buffer: object, view: object, flags: int) -> None:
     """Compiled only: ``PyObject_GetBuffer`` with the exporter's complaints as BufferError.
 

@@ -43,6 +43,7 @@ import copy
 import gc
 import gzip
 import importlib
+import io
 import json
 import os
 import pickle
@@ -1603,3 +1604,56 @@ def test_a_foreign_struct_in_the_extensions_is_refused_or_ignored() -> None:
     assert set(outcomes) <= {"ok", "TypeError", "EncodeError"}
     encodes = [line for line in done.stdout.splitlines() if "encode" in line and "holder" in line]
     assert all(line.endswith("EncodeError") for line in encodes), encodes
+
+
+# --- the required-field walk and error offsets at their limits ------------------------
+
+
+def _cycle_and_deep() -> list[Any]:
+    Link = S(L.Link)
+    cycle = Link(a=1)
+    cycle.next = cycle
+    deep = Link(a=1)
+    for _ in range(2000):
+        deep = Link(a=1, next=deep)
+    return [cycle, deep]
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        codec.encode,
+        lambda m: m.SerializeToString(),
+        lambda m: codec.FrameEncoder().encode(m),
+        lambda m: codec.encode_frame_into(m, bytearray()),
+        lambda m: codec.write_frames(io.BytesIO(), [m]),
+    ],
+    ids=["encode", "SerializeToString", "FrameEncoder", "encode_frame_into", "write_frames"],
+)
+def test_a_cycle_or_deep_nesting_with_required_fields_is_an_encode_error(encode: Any) -> None:
+    """The required-field check walks without recursion; the encoder's depth limit refuses."""
+    for message in _cycle_and_deep():
+        with pytest.raises(codec.EncodeError, match="nested deeper than 100 levels"):
+            encode(message)
+
+
+def test_the_required_field_walk_reports_a_cycle_once() -> None:
+    cycle, deep = _cycle_and_deep()
+    assert cycle.IsInitialized() and deep.IsInitialized()
+    Link = S(L.Link)
+    loop = Link(next=Link())
+    loop.next.next = loop
+    assert loop.FindInitializationErrors() == ["a", "next.a"]
+
+
+@pytest.mark.parametrize("base", [2**63 - 1, 2**63 - 2, 2**70])
+def test_a_base_whose_offsets_would_not_fit_is_refused(base: int) -> None:
+    with pytest.raises(ValueError, match="base must be in"):
+        codec.decode(S(E.AllTypes), b"\x12", base=base)
+
+
+def test_error_offsets_near_the_largest_base_stay_positive() -> None:
+    base = sys.maxsize - 2  # the largest a 1-byte input takes
+    with pytest.raises(codec.DecodeError) as info:
+        codec.decode(S(E.AllTypes), b"\x12", base=base)
+    assert info.value.offset == base + 1

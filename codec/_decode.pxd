@@ -78,7 +78,6 @@ cdef class Decoder:
 cdef bint _option_flag(str name, object value) except -1
 cdef Py_ssize_t _option_count(str name, object value) except -1
 cdef object _NO_INPUT
-cdef Py_ssize_t _MAX_COUNT
 
 
 @cython.locals(wire=int)

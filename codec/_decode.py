@@ -91,7 +91,7 @@ COMPILED: bool = cython.compiled
 # a few wire bytes can stand for a large object (an empty sub-message is two
 # bytes), so a budget bounds what a hostile frame can make us allocate.
 DEFAULT_MAX_ELEMENTS = 1_000_000
-_MAX_COUNT = 2**62  # the largest max_depth or max_elements (a C Py_ssize_t holds it)
+MAX_COUNT = 2**62  # the largest max_depth or max_elements (a C Py_ssize_t holds it)
 _NO_INPUT = memoryview(b"")
 
 
@@ -686,8 +686,8 @@ def _option_flag(name: str, value: Any) -> bool:
 def _option_count(name: str, value: Any) -> int:
     if type(value) is not int:
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 0 <= value <= _MAX_COUNT:
-        raise ValueError(f"{name} must be between 0 and {_MAX_COUNT}, not {value}")
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be between 0 and {MAX_COUNT}, not {value}")
     return value
 
 

@@ -574,6 +574,10 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
     _tag(tape, field)
     prefix = _open(tape)
+    if not cython.compiled and isinstance(items, list):
+        # Uncompiled, another thread can change the list between two bytecodes of the
+        # walk below: a copy is walked (compiled, the walk runs no Python code unseen).
+        items = list(items)
     if (
         isinstance(items, list)
         and field.wire_type == VARINT

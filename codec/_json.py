@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from google.protobuf import json_format, message_factory
 from google.protobuf import message as pb2_message
 
-from codec._decode import decode
+from codec._decode import MAX_COUNT, decode
 from codec._message import to_pb2
 from codec._struct import Struct
 
@@ -58,11 +58,18 @@ def to_json(message: Any, **options: Any) -> str:
 
 def from_dict(cls: type[S], value: dict[str, Any], **options: Any) -> S:
     """A struct of class ``cls`` from a JSON-mapping dict (``json_format.ParseDict``'s options)."""
-    parsed = json_format.ParseDict(value, _pb2_of(cls)(), **options)
-    return decode(cls, parsed.SerializePartialToString())
+    return _struct_of(cls, json_format.ParseDict(value, _pb2_of(cls)(), **options))
 
 
 def from_json(cls: type[S], text: str | bytes, **options: Any) -> S:
     """A struct of class ``cls`` from JSON text (``json_format.Parse``'s options)."""
-    parsed = json_format.Parse(text, _pb2_of(cls)(), **options)
-    return decode(cls, parsed.SerializePartialToString())
+    return _struct_of(cls, json_format.Parse(text, _pb2_of(cls)(), **options))
+
+
+def _struct_of(cls: type[S], parsed: Any) -> S:
+    """The struct of a message ``json_format`` parsed, whose limits (``max_recursion_depth``,
+    ``ParseError``) are the ones that hold: the wire between the two has no others of its
+    own (a JSON level can be three of the wire's: ``Struct``, ``Value``, ``ListValue``), and
+    the decoder still stops before the C stack would run out."""
+    data = parsed.SerializePartialToString()
+    return decode(cls, data, max_depth=MAX_COUNT, max_elements=MAX_COUNT)

@@ -50,6 +50,8 @@ import pickle
 import re
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1558,6 +1560,8 @@ def test_no_compiled_class_is_rebuilt_from_unchecked_state() -> None:
 
 _FOREIGN_EXTENSIONS = """
 import sys
+import threading
+import time
 import codec
 from schemas import extensions_pb2 as X
 
@@ -1657,3 +1661,63 @@ def test_error_offsets_near_the_largest_base_stay_positive() -> None:
     with pytest.raises(codec.DecodeError) as info:
         codec.decode(S(E.AllTypes), b"\x12", base=base)
     assert info.value.offset == base + 1
+
+
+def test_a_packed_list_changed_by_another_thread_during_encode_is_read_whole() -> None:
+    """Uncompiled, a thread switch can fall between two bytecodes of the encoder's walk."""
+    message = S(E.AllTypes)(p_int32=list(range(2000)))
+    stop = threading.Event()
+
+    def refill() -> None:
+        while not stop.is_set():
+            items = message.p_int32
+            list.clear(items)
+            list.extend(items, range(2000))
+
+    errors: list[str] = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    thread = threading.Thread(target=refill)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                codec.decode(S(E.AllTypes), codec.encode(message))  # whatever was read, whole
+            except Exception as error:
+                errors.append(type(error).__name__)
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert errors == []
+
+
+def _nested_struct_json(levels: int) -> str:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"a": value}
+    return json.dumps(value)
+
+
+@pytest.mark.parametrize("levels", [34, 49])  # 49: json_format's deepest Struct
+def test_json_that_json_format_parses_gives_its_struct(levels: int) -> None:
+    """Its limits are json_format's: a JSON level of a Struct is three wire levels."""
+    from google.protobuf import json_format, struct_pb2
+
+    text = _nested_struct_json(levels)
+    expected = json_format.Parse(text, struct_pb2.Struct())
+    parsed = codec.from_json(S(struct_pb2.Struct), text)
+    assert codec.encode(parsed, True) == expected.SerializeToString(deterministic=True)
+
+
+def test_json_beyond_json_formats_limit_is_its_parse_error() -> None:
+    from google.protobuf import json_format, struct_pb2
+
+    with pytest.raises(json_format.ParseError, match="too deep"):
+        codec.from_json(S(struct_pb2.Struct), _nested_struct_json(50))
+
+
+def test_json_of_more_elements_than_a_decode_takes_is_parsed_whole() -> None:
+    parsed = codec.from_dict(S(E.AllTypes), {"pInt32": [1] * 1_000_001})
+    assert len(parsed.p_int32) == 1_000_001

@@ -469,7 +469,7 @@ def _reduce(message: Struct) -> tuple[Any, ...]:
             f"cannot pickle a struct of {cls.__qualname__}: neither its class nor the _pb2 class "
             "of its descriptor can be imported by name, so another process cannot find it"
         )
-    return (_unpickle, (where, encode(message)))
+    return (_unpickle, (where, encode(message, True)))  # required fields set or not, as pb2
 
 
 def _importable(cls: Any) -> bool:

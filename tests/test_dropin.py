@@ -443,6 +443,13 @@ def test_pickle_round_trip() -> None:
     assert pickle.loads(pickle.dumps(stamp, protocol=pickle.HIGHEST_PROTOCOL)) == stamp
 
 
+def test_a_struct_missing_required_fields_pickles_and_copies_as_pb2s_do() -> None:
+    """A pickle is the partial encoding: the missing fields stay missing."""
+    part = codec.struct(descriptor_pb2.UninterpretedOption.NamePart)(name_part="x")
+    for again in (pickle.loads(pickle.dumps(part)), copy.copy(part), copy.deepcopy(part)):
+        assert again == part and not again.IsInitialized()
+
+
 def test_unpickle_in_another_process() -> None:
     data = pickle.dumps(_importable_message())
     script = (

@@ -1721,3 +1721,18 @@ def test_json_beyond_json_formats_limit_is_its_parse_error() -> None:
 def test_json_of_more_elements_than_a_decode_takes_is_parsed_whole() -> None:
     parsed = codec.from_dict(S(E.AllTypes), {"pInt32": [1] * 1_000_001})
     assert len(parsed.p_int32) == 1_000_001
+
+
+def test_the_required_field_walk_reads_empty_slots_as_unset() -> None:
+    """A struct made by ``__new__``, or a slot emptied through its descriptor: no AttributeError."""
+    Link = S(L.Link)
+    bare = Link.__new__(Link)
+    emptied = Link(a=1, next=Link(a=2), tag="t")
+    for name in ("_next_part", "tag"):
+        type(emptied).__dict__[name].__delete__(emptied)
+    for message, missing in ((bare, ["a"]), (emptied, ["next.a"])):
+        assert message.FindInitializationErrors() == missing
+        assert not message.IsInitialized()
+        for encode in (codec.encode, lambda m: m.SerializeToString(), FrameEncoder().encode):
+            with pytest.raises(codec.EncodeError, match="missing required fields"):
+                encode(message)

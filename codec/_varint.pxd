@@ -2,6 +2,7 @@
 # modules cimport take a raw byte pointer and never raise.
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -235,6 +236,7 @@ cdef inline int64_t unzigzag(uint64_t value) noexcept nogil:
 
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1
 cdef Py_ssize_t position(object offset) except -1
+@cython.locals(number=Py_ssize_t, limit=Py_ssize_t)
 cdef Py_ssize_t stream_base(object base, Py_ssize_t length) except -1
 
 @cython.locals(view=Py_buffer, start=Py_ssize_t)

@@ -51,6 +51,7 @@ STRICT_MAX_LEN = 9  # multiformats unsigned-varint: 63 bits
 if not cython.compiled:  # compiled, C constants of _varint.pxd
     _MAX_LEN = MAX_LEN
     _STRICT_MAX_LEN = STRICT_MAX_LEN
+    PY_SSIZE_T_MAX = sys.maxsize
 _MAX_OFFSET = sys.maxsize  # larger offsets are past the end of every buffer
 
 # Value ranges, as Python ints (half-open: low <= value < high).
@@ -173,9 +174,10 @@ def stream_base(base: object, length: int) -> int:
     Every offset in those bytes (and one past them) must fit, so that an
     error's offset is never wrapped: a larger base is a ValueError.
     """
-    number = base if type(base) is int else operator.index(base)  # type: ignore[arg-type]
-    if not 0 <= number <= _MAX_OFFSET - length - 1:
-        raise ValueError(f"base must be in [0, {_MAX_OFFSET - length - 1}] here, got {number}")
+    number = position(base)  # negative refused, beyond any buffer clamped
+    limit = PY_SSIZE_T_MAX - length - 1  # _MAX_OFFSET's, in C
+    if number > limit:
+        raise ValueError(f"base must be at most {limit} for {length} bytes, got {base}")
     return number
 
 

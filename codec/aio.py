@@ -685,7 +685,8 @@ class FramedProtocol(asyncio.BufferedProtocol):
     connection is closed after the frames it sent; if it raises, the error
     goes to the loop's exception handler and the connection is closed. A
     plain function's return closes nothing: whatever it handed the reader
-    and writer to closes them.
+    and writer to closes them; if it raises, it is handled as a coroutine
+    that raised.
 
     Options (also accepted by :func:`open_connection` and friends):
 
@@ -771,11 +772,22 @@ class FramedProtocol(asyncio.BufferedProtocol):
         self._writer = FramedWriter(transport, self, max_frame_size=self._max_frame_size)
         self._writer._may_wait = False
         callback = self._client_connected_cb
-        if callback is not None:
+        if callback is None:
+            return
+        try:
             result = callback(self.reader, self._writer)
-            if asyncio.iscoroutine(result):
-                self._task = loop.create_task(result)
-                self._task.add_done_callback(self._callback_done)
+        except Exception as exc:
+            # Raised inside connection_made, the error would reach the loop's
+            # handler with the connection left open for good: nothing else
+            # owns it. It is reported as a coroutine's error is, and closed.
+            self._handler_failed(exc)
+            return
+        except BaseException:
+            self._close_connection()
+            raise
+        if asyncio.iscoroutine(result):
+            self._task = loop.create_task(result)
+            self._task.add_done_callback(self._callback_done)
 
     def _callback_done(self, task: asyncio.Future[Any]) -> None:
         # The connection belongs to the coroutine: once the coroutine has
@@ -789,6 +801,10 @@ class FramedProtocol(asyncio.BufferedProtocol):
             if self._writer is not None:
                 self._writer.close()  # after the frames it sent
             return
+        self._handler_failed(exc)
+
+    def _handler_failed(self, exc: BaseException) -> None:
+        """The handler raised: report it to the loop's exception handler, close the connection."""
         if self._loop is not None:
             self._loop.call_exception_handler(
                 {

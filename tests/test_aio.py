@@ -1169,6 +1169,39 @@ def test_handler_error_closes_connection(run: Run, net: Net) -> None:
     run(body)
 
 
+def test_a_plain_function_handler_that_raises_closes_its_connection(run: Run, net: Net) -> None:
+    """A handler that is a plain function and raises: reported, and its connection closed.
+
+    It raises inside ``connection_made``; a connection left open there would
+    stay open for good (nothing else owns it), holding its socket.
+    """
+
+    def peer(sock: socket.socket) -> bool:
+        sock.settimeout(2.0)  # the server must close at once, not after a timeout
+        return closed_by_peer(sock)
+
+    async def body() -> None:
+        errors: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: errors.append(ctx))
+
+        def handler(reader: FramedReader[Any], writer: FramedWriter) -> None:
+            raise ValueError("handler bug")
+
+        server = await net.serve(handler)
+        try:
+            clients = [Peer(peer, net.dial()) for _ in range(3)]
+            for client in clients:
+                client.start()
+            for client in clients:
+                assert await client.outcome()
+        finally:
+            server.close()
+        assert [type(ctx["exception"]) for ctx in errors] == [ValueError] * 3
+        assert all(ctx["message"] == "Unhandled exception in client_connected_cb" for ctx in errors)
+
+    run(body)
+
+
 def test_a_handler_that_returns_closes_its_connection(run: Run, net: Net) -> None:
     """A coroutine handler returns without closing: the peer gets its frame, then the end.
 

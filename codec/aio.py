@@ -727,6 +727,7 @@ class FramedProtocol(asyncio.BufferedProtocol):
             )
         if frame_timeout is not None and not frame_timeout > 0:
             raise ValueError(f"frame_timeout must be positive, got {frame_timeout}")
+        _check_write_limits(write_high_water, write_low_water)
         self._decoder = _frame_decoder(max_frame_size, strict, message_type, zero_copy)
         self._max_frame_size = max_frame_size
         self._read_high = read_high_water
@@ -995,6 +996,22 @@ class FramedProtocol(asyncio.BufferedProtocol):
 
 
 # --- helpers ------------------------------------------------------------------
+
+
+def _check_write_limits(high: int | None, low: int | None) -> None:
+    """Refuse write water marks as a transport's ``set_write_buffer_limits`` would.
+
+    Checked when a protocol is made: a transport refuses them only in
+    ``connection_made``, where the error would leave the connection open.
+    """
+    if high is None and low is None:
+        return
+    if high is None:
+        high = 4 * cast(int, low)
+    if low is None:
+        low = high // 4
+    if not high >= low >= 0:
+        raise ValueError(f"need 0 <= write_low_water ({low}) <= write_high_water ({high})")
 
 
 def _split_options(kwds: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1257,6 +1257,29 @@ def test_options_are_checked() -> None:
         codec.aio.FramedProtocol(max_frame_size=-1)
 
 
+@pytest.mark.parametrize(("high", "low"), [(10, 20), (None, -1), (-4, None), (1000, 2000)], ids=str)
+def test_write_limits_are_checked_before_connecting(
+    run: Run, tcp: Net, high: int | None, low: int | None
+) -> None:
+    """Write water marks the transport would refuse are refused by the constructor.
+
+    Refused only in connection_made, they left the connection open for good
+    and open_connection returned a protocol whose writer did not exist.
+    """
+    with pytest.raises(ValueError):
+        codec.aio.FramedProtocol(write_high_water=high, write_low_water=low)
+
+    async def body() -> None:
+        listener = tcp.listen()
+        try:
+            with pytest.raises(ValueError):
+                await tcp.connect(write_high_water=high, write_low_water=low)
+        finally:
+            listener.close()
+
+    run(body)
+
+
 def test_blob_messages_up_to_the_limit(run: Run, net: Net) -> None:
     """Frames near max_frame_size, larger than the read high-water mark, get through."""
     blobs = [Blob(data=bytes([i]) * size) for i, size in enumerate((0, 1, 300_000, 1 * MiB))]

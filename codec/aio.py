@@ -67,6 +67,7 @@ import collections
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
 from codec.errors import CodecError, DecodeError
@@ -222,6 +223,8 @@ class FramedReader(Generic[M]):
         self._notify = True
         self._turn = _TURN_CHECK  # frames to hand out before the clock is read
         self._turn_started = time.monotonic()  # when the current turn began
+        self._fault: DecodeError | None = None  # the decoder's error, once seen
+        self._fault_tb: TracebackType | None = None  # its traceback then
 
     @overload
     @classmethod
@@ -280,12 +283,25 @@ class FramedReader(Generic[M]):
         """The next complete frame, unconverted, or ``None``."""
         try:
             frame = self._decoder.next_frame()
-        except DecodeError:
-            self._source._abort_reading()
+        except DecodeError as exc:
+            self._failed(exc)
             raise
         if frame is not None and self._notify:
             self._source._frame_taken()
         return frame
+
+    def _failed(self, exc: DecodeError) -> None:
+        """The decoder is poisoned: stop reading; ``exc`` gets back its first traceback.
+
+        The decoder raises the same error on every later call, which would
+        otherwise add each call's traceback entries (and keep their frames)
+        to those of the calls before.
+        """
+        self._source._abort_reading()
+        if exc is not self._fault:
+            self._fault, self._fault_tb = exc, exc.__traceback__
+        else:
+            exc.with_traceback(self._fault_tb)
 
     def _turn_over(self) -> bool:
         """Whether the task has handed out frames for ``TURN_SECONDS`` and must yield now.
@@ -323,8 +339,8 @@ class FramedReader(Generic[M]):
             await asyncio.sleep(0)  # let the loop's other tasks run
         try:
             frame = self._decoder.next_frame()
-        except DecodeError:
-            self._source._abort_reading()
+        except DecodeError as exc:
+            self._failed(exc)
             raise
         if frame is None:
             frame = await self._wait_frame()
@@ -349,8 +365,8 @@ class FramedReader(Generic[M]):
             await asyncio.sleep(0)  # let the loop's other tasks run
         try:
             frame = self._decoder.next_frame()
-        except DecodeError:
-            self._source._abort_reading()
+        except DecodeError as exc:
+            self._failed(exc)
             raise
         if frame is None:
             try:
@@ -373,26 +389,29 @@ class _StreamSource:
         self._frame_timeout = frame_timeout
         self._frame_started: float | None = None
         self._error: BaseException | None = None
+        self._error_tb: TracebackType | None = None
         self._ended = False
 
     async def _wait_readable(self) -> None:
         if self._error is not None:
-            raise self._error
+            raise self._error.with_traceback(self._error_tb)
         if self._ended:
             raise EOFError("end of stream")
         decoder = self._decoder
         timeout = self._frame_timeout
         if timeout is None or not decoder.frame_in_progress:
             self._frame_started = None
-            chunk = await self._stream.read(_STREAM_READ_SIZE)
+            chunk = await self._read()
         else:
             loop = asyncio.get_running_loop()
             if self._frame_started is None:
                 self._frame_started = loop.time()
             try:
                 async with asyncio.timeout_at(self._frame_started + timeout):
-                    chunk = await self._stream.read(_STREAM_READ_SIZE)
+                    chunk = await self._read()
             except TimeoutError:
+                if self._error is not None:  # the connection's own
+                    raise
                 self._error = FrameTimeoutError(timeout)
                 self._ended = True
                 self._close_transport()
@@ -406,6 +425,14 @@ class _StreamSource:
         except DecodeError:  # the decoder is poisoned; next_frame() raises it in order
             self._ended = True
             self._close_transport()
+
+    async def _read(self) -> bytes:
+        try:
+            return await self._stream.read(_STREAM_READ_SIZE)
+        except OSError as exc:  # the connection's error: kept, as the stream keeps it
+            self._error, self._error_tb = exc, exc.__traceback__
+            self._ended = True
+            raise
 
     def _frame_taken(self) -> None:
         self._frame_started = None  # the next frame's time starts when it is waited for
@@ -747,6 +774,7 @@ class FramedProtocol(asyncio.BufferedProtocol):
         self._ended = False  # no more bytes will be decoded
         self._clean_end = False  # ... and the stream ended at a frame boundary
         self._error: BaseException | None = None  # raised once the buffered frames are read
+        self._error_tb: TracebackType | None = None  # its traceback when it was kept
         self._timer: asyncio.TimerHandle | None = None
         self._scratch: bytearray | None = None
         # writing
@@ -895,7 +923,7 @@ class FramedProtocol(asyncio.BufferedProtocol):
         if not self._ended:
             self._ended = True
             if exc is not None:
-                self._error = exc
+                self._error, self._error_tb = exc, exc.__traceback__
             else:
                 try:
                     self._decoder.feed_eof()
@@ -917,8 +945,8 @@ class FramedProtocol(asyncio.BufferedProtocol):
         self._end(None)
 
     async def _wait_readable(self) -> None:
-        if self._error is not None:
-            raise self._error
+        if self._error is not None:  # raised again as it was kept, not with every call's traceback
+            raise self._error.with_traceback(self._error_tb)
         if self._ended:
             raise EOFError("end of stream")
         if self._waiter is not None:

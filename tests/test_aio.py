@@ -42,11 +42,13 @@ import gc
 import random
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import traceback
 import tracemalloc
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -1050,6 +1052,82 @@ def test_stream_wrapper_frame_timeout(run: Run, tcp: Net) -> None:
             await reader.recv()
         assert stream_writer.transport.is_closing()
         await peer.outcome()
+
+    run(body)
+
+
+def reset_after(data: bytes) -> Callable[[socket.socket], None]:
+    """A plain peer that sends ``data``, then resets the connection.
+
+    It waits for a byte first: a reset before the client's connect has
+    completed would fail the connect itself.
+    """
+
+    def peer(sock: socket.socket) -> None:
+        sock.recv(1)
+        sock.sendall(data)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    return peer
+
+
+def wait_closed_after(data: bytes) -> Callable[[socket.socket], bool]:
+    """A plain peer that sends ``data``, then waits for our side to close."""
+
+    def peer(sock: socket.socket) -> bool:
+        sock.sendall(data)
+        return closed_by_peer(sock)
+
+    return peer
+
+
+@pytest.mark.parametrize("via", ["protocol", "from_stream"])
+@pytest.mark.parametrize(
+    ("peer", "error", "options"),
+    [
+        (reset_after(b"\x05ab"), ConnectionResetError, {}),
+        (wait_closed_after(b"\x05ab"), FrameTimeoutError, {"frame_timeout": 0.05}),
+        (wait_closed_after(b"\xff" * 11), VarintError, {}),
+    ],
+    ids=["reset", "timeout", "bad-prefix"],
+)
+def test_a_repeated_error_keeps_one_traceback(
+    run: Run,
+    tcp: Net,
+    via: str,
+    peer: Callable[[socket.socket], Any],
+    error: type[Exception],
+    options: dict[str, Any],
+) -> None:
+    """An error that recv() and async for repeat does not grow with each call.
+
+    The same exception object is raised again: re-raised as it was, it kept
+    every earlier call's traceback entries, and their frames, so a reader
+    that goes on calling after an error held more memory with each call.
+    """
+
+    async def body() -> None:
+        client = Peer.accepting(tcp.listen(), peer)
+        if via == "protocol":
+            reader, writer = await tcp.connect(**options)
+            writer.send(b"")  # one byte: the peer knows the connection is up
+        else:
+            stream_reader, stream_writer = await tcp.connect_streams()
+            reader = FramedReader.from_stream(stream_reader, **options)
+            stream_writer.write(b"\x00")
+        sizes: dict[str, list[int]] = {"recv": [], "async for": []}
+        for _ in range(4):
+            for path, call in (("recv", reader.recv), ("async for", reader.__anext__)):
+                with pytest.raises(error) as caught:
+                    await call()
+                sizes[path].append(len(traceback.extract_tb(caught.value.__traceback__)))
+        for path, lengths in sizes.items():  # the first call may have waited: a longer path
+            assert len(set(lengths[1:])) == 1 and lengths[-1] <= lengths[0], (path, lengths)
+        await client.outcome()
+        if via == "protocol":
+            writer.close()
+        else:
+            stream_writer.close()
 
     run(body)
 

@@ -21,10 +21,22 @@ wrong definition fails as surely as an unresolved one.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 
 import pytest
-from helpers.profiler_server import HOST, ORDERS, play, resolved, run
+from helpers.profiler_server import (
+    HOST,
+    ORDERS,
+    eventually,
+    narrow_listener,
+    play,
+    raw_viewer,
+    read_to_end,
+    register,
+    resolved,
+    run,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -244,6 +256,35 @@ def test_a_viewer_that_disconnects_is_removed() -> None:
             while server.viewers:
                 await asyncio.sleep(0.01)
             play(profiler, ["after"])  # nobody to send to
+
+    run(body())
+
+
+# --- hostile viewers ------------------------------------------------------------------------
+
+
+def test_a_viewer_that_stops_sending_without_reading_is_dropped_at_once() -> None:
+    """A viewer half-closes and never reads: it is gone, and so is what was queued for it.
+
+    The server waited for its transport to drain (forever: nobody reads), so
+    it stayed among the viewers with its socket, frames kept being queued for
+    it, and the connection outlived even the server's close().
+    """
+
+    async def body() -> None:
+        profiler = Profiler("half-close")
+        keyframe = register(profiler)
+        async with await ProfileServer.start(
+            profiler, None, None, sock=narrow_listener(), write_high_water=4096
+        ) as server:
+            viewer = await raw_viewer(server.port)
+            with viewer:
+                await eventually(lambda: len(server.viewers) == 1)
+                await eventually(lambda: server.viewers[0].bytes_sent == keyframe)
+                viewer.shutdown(socket.SHUT_WR)
+                await eventually(lambda: not server.viewers)
+                play(profiler, ["after"])  # nobody to send to
+                assert await read_to_end(viewer) < keyframe  # the rest was dropped, not kept
 
     run(body())
 

@@ -26,7 +26,9 @@ already connected receive nothing extra. A definition may then arrive twice
 (in the keyframe and in the next registry packet), which a
 :class:`~codec.profiler.receiver.Receiver` accepts as an identical repeat.
 Viewers send nothing; the end of what a viewer sends is taken as its
-disconnection, and it is removed. A restarted producer has a new session
+disconnection: it is removed and its connection aborted, what it was not
+sent dropped (a viewer that half-closes and stops reading would otherwise
+keep it open for good). A restarted producer has a new session
 id, which makes a receiver start a new registry, so ids reused for other
 scopes are never mislabelled.
 """
@@ -152,20 +154,21 @@ class ProfileServer:
         cls,
         profiler: Profiler,
         host: str | None = "127.0.0.1",
-        port: int = 0,
+        port: int | None = 0,
         *,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
         **server_options: Any,
     ) -> ProfileServer:
         """A server listening on ``host:port`` (0: any free port), attached to ``profiler``.
 
-        ``server_options`` go to :func:`codec.aio.start_server`.
+        ``server_options`` go to :func:`codec.aio.start_server` (``host`` and
+        ``port`` are ``None`` with ``sock=``).
         """
         server = cls(profiler, max_queued_frames=max_queued_frames)
         await server.listen(host, port, **server_options)
         return server
 
-    async def listen(self, host: str | None, port: int, **server_options: Any) -> None:
+    async def listen(self, host: str | None, port: int | None, **server_options: Any) -> None:
         """Attach to the profiler and accept viewers on ``host:port``."""
         if self._loop is not None:
             raise RuntimeError("the server is already listening")
@@ -230,9 +233,12 @@ class ProfileServer:
         finally:
             self._viewers.remove(viewer)
             watcher.cancel()
-            if not viewer.gone and not writer.is_closing():
-                writer.transport.writelines(queue.take())  # sent before the transport closes
-            writer.close()
+            if viewer.gone:
+                writer.abort()  # nobody reads what is left
+            else:
+                if not writer.is_closing():
+                    writer.transport.writelines(queue.take())  # sent before the transport closes
+                writer.close()
 
     async def close(self) -> None:
         """Detach from the profiler, stop listening, and close every viewer's connection.
@@ -274,9 +280,16 @@ async def _pump(viewer: _Viewer) -> None:
 
 
 async def _watch(reader: aio.FramedReader[Any], viewer: _Viewer) -> None:
-    """Wait for the end of what a viewer sends (nothing, in this version): it is gone."""
+    """Wait for the end of what a viewer sends (nothing, in this version): it is gone.
+
+    Its connection is aborted, dropping whatever it was not sent: closed
+    gracefully, it would wait for a viewer that may never read again (one
+    that only half-closed) to take every byte, and ``_pump`` would wait with
+    it in ``drain()``, the viewer never removed.
+    """
     with contextlib.suppress(Exception):
         async for _ in reader:
             pass
     viewer.gone = True
     viewer.ready.set()
+    viewer.writer.abort()  # wakes _pump's drain(): the connection is lost

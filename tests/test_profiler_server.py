@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 
 import pytest
 from helpers.profiler_server import (
@@ -289,6 +290,37 @@ def test_a_viewer_that_stops_sending_without_reading_is_dropped_at_once() -> Non
     run(body())
 
 
+def test_close_resets_viewers_that_do_not_read_within_its_timeout() -> None:
+    """close() hands a reading viewer its last frame, and resets one that reads nothing.
+
+    Closed gracefully, the connection of a viewer that reads nothing stayed
+    open after close() for as long as the viewer liked, with its socket and
+    every byte queued for it.
+    """
+
+    async def body() -> None:
+        profiler = Profiler("close")
+        keyframe = register(profiler)
+        server = await ProfileServer.start(
+            profiler, None, None, sock=narrow_listener(), close_timeout=0.2
+        )
+        stalled = await raw_viewer(server.port)
+        with stalled:
+            async with await connect_viewer(HOST, server.port) as reader:
+                assert isinstance(await next_item(reader), Session)
+                await eventually(lambda: len(server.viewers) == 2)
+                expected = {play(profiler, ["last"]): ["last"]}
+                started = time.monotonic()
+                await server.close()
+                assert time.monotonic() - started < 1.5
+                assert (await next_frame(reader, expected)).index == 1
+                with pytest.raises(StopAsyncIteration):
+                    await next_item(reader)
+            assert await read_to_end(stalled) < keyframe
+
+    run(body())
+
+
 # --- restart -------------------------------------------------------------------------------
 
 
@@ -320,6 +352,8 @@ def test_limits_must_be_positive(bad: int) -> None:
         ViewerQueue(PacketWriter(profiler.session), bad)
     with pytest.raises(ValueError):
         ProfileServer(profiler, max_queued_frames=bad)
+    with pytest.raises(ValueError):
+        ProfileServer(profiler, close_timeout=bad - 0.5)
 
 
 def test_frames_are_sent_to_a_server_only_after_start() -> None:

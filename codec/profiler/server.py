@@ -48,6 +48,7 @@ from codec.profiler.packets import PacketWriter
 from codec.profiler.recording import Profiler
 
 __all__ = [
+    "DEFAULT_CLOSE_TIMEOUT",
     "DEFAULT_MAX_QUEUED_FRAMES",
     "ProfileServer",
     "ViewerQueue",
@@ -56,6 +57,9 @@ __all__ = [
 
 # Frames a viewer may have waiting before new ones are dropped (puffin_http's MAX_FRAMES_IN_QUEUE).
 DEFAULT_MAX_QUEUED_FRAMES = 30
+# Seconds close() gives the viewers to take what they were sent before it resets their
+# connections: one that does not read would keep its connection open for good.
+DEFAULT_CLOSE_TIMEOUT = 1.0
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -137,11 +141,18 @@ class ProfileServer:
     """
 
     def __init__(
-        self, profiler: Profiler, *, max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES
+        self,
+        profiler: Profiler,
+        *,
+        max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
+        close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
     ) -> None:
         _check_positive("max_queued_frames", max_queued_frames)
+        if not close_timeout >= 0:
+            raise ValueError(f"close_timeout must be at least 0, got {close_timeout}")
         self.profiler = profiler
         self.max_queued_frames = max_queued_frames
+        self.close_timeout = close_timeout
         self._writer = PacketWriter(profiler.session)  # for stats packets
         self._viewers: list[_Viewer] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -157,6 +168,7 @@ class ProfileServer:
         port: int | None = 0,
         *,
         max_queued_frames: int = DEFAULT_MAX_QUEUED_FRAMES,
+        close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
         **server_options: Any,
     ) -> ProfileServer:
         """A server listening on ``host:port`` (0: any free port), attached to ``profiler``.
@@ -164,7 +176,7 @@ class ProfileServer:
         ``server_options`` go to :func:`codec.aio.start_server` (``host`` and
         ``port`` are ``None`` with ``sock=``).
         """
-        server = cls(profiler, max_queued_frames=max_queued_frames)
+        server = cls(profiler, max_queued_frames=max_queued_frames, close_timeout=close_timeout)
         await server.listen(host, port, **server_options)
         return server
 
@@ -244,8 +256,9 @@ class ProfileServer:
         """Detach from the profiler, stop listening, and close every viewer's connection.
 
         Every frame ended before the call is handed to the viewers' transports,
-        which close once they have sent it (a viewer that stopped reading is
-        not waited for).
+        which close once they have sent it; the connections still open after
+        :attr:`close_timeout` seconds (their viewers do not read) are reset,
+        what they were not sent dropped.
         """
         if self._closed:
             return
@@ -254,16 +267,35 @@ class ProfileServer:
         await asyncio.sleep(0)  # run the dispatches already scheduled
         if self._server is not None:
             self._server.close()
-        tasks = [viewer.task for viewer in self._viewers]
+        viewers = list(self._viewers)
+        tasks = [viewer.task for viewer in viewers]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await _close_within([viewer.writer for viewer in viewers], self.close_timeout)
 
     async def __aenter__(self) -> ProfileServer:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+async def _close_within(writers: list[aio.FramedWriter], timeout: float) -> None:
+    """Wait until the closing connections of ``writers`` are closed; abort those left after
+    ``timeout`` seconds."""
+    if not writers:
+        return
+    closed = [asyncio.ensure_future(writer.wait_closed()) for writer in writers]
+    _, pending = await asyncio.wait(closed, timeout=timeout)
+    if not pending:
+        return
+    for writer, done in zip(writers, closed, strict=True):
+        if done in pending:
+            writer.abort()
+    _, pending = await asyncio.wait(pending, timeout=timeout)  # the losses of the aborts
+    for done in pending:
+        done.cancel()
 
 
 async def _pump(viewer: _Viewer) -> None:

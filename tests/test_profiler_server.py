@@ -41,6 +41,7 @@ from helpers.profiler_server import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codec import varint
 from codec.profiler import (
     Frame,
     PacketWriter,
@@ -286,6 +287,27 @@ def test_a_viewer_that_stops_sending_without_reading_is_dropped_at_once() -> Non
                 await eventually(lambda: not server.viewers)
                 play(profiler, ["after"])  # nobody to send to
                 assert await read_to_end(viewer) < keyframe  # the rest was dropped, not kept
+
+    run(body())
+
+
+def test_a_viewer_that_announces_a_large_frame_is_disconnected_at_its_prefix() -> None:
+    """What a viewer sends is bounded by a small frame limit, not the default 4 MiB.
+
+    Viewers send nothing, yet each could make the server buffer a 4 MiB frame
+    it never finished: 4 MiB of the server's memory per connection.
+    """
+
+    async def body() -> None:
+        profiler = Profiler("viewer frames")
+        async with await ProfileServer.start(profiler) as server:
+            viewer = await raw_viewer(server.port)
+            with viewer:
+                await eventually(lambda: len(server.viewers) == 1)
+                loop = asyncio.get_running_loop()
+                await loop.sock_sendall(viewer, varint.encode(1 << 20) + bytes(64 * 1024))
+                await read_to_end(viewer)  # the keyframe, then the end
+                await eventually(lambda: not server.viewers)
 
     run(body())
 

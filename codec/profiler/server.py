@@ -25,12 +25,15 @@ A viewer that connects gets :meth:`Profiler.keyframe` first: a header flagged
 already connected receive nothing extra. A definition may then arrive twice
 (in the keyframe and in the next registry packet), which a
 :class:`~codec.profiler.receiver.Receiver` accepts as an identical repeat.
-Viewers send nothing; the end of what a viewer sends is taken as its
-disconnection: it is removed and its connection aborted, what it was not
-sent dropped (a viewer that half-closes and stops reading would otherwise
-keep it open for good). A restarted producer has a new session
-id, which makes a receiver start a new registry, so ids reused for other
-scopes are never mislabelled.
+Viewers send nothing (a frame a viewer sends is read and dropped; one
+larger than ``VIEWER_MAX_FRAME_SIZE`` ends its connection at the prefix);
+the end of what a viewer sends is taken as its disconnection: it is removed
+and its connection aborted, what it was not sent dropped (a viewer that
+half-closes and stops reading would otherwise keep it open for good).
+:meth:`ProfileServer.close` resets the connections of viewers that have not
+taken what they were sent within ``close_timeout``. A restarted producer has
+a new session id, which makes a receiver start a new registry, so ids reused
+for other scopes are never mislabelled.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from codec.profiler.recording import Profiler
 __all__ = [
     "DEFAULT_CLOSE_TIMEOUT",
     "DEFAULT_MAX_QUEUED_FRAMES",
+    "VIEWER_MAX_FRAME_SIZE",
     "ProfileServer",
     "ViewerQueue",
     "ViewerStats",
@@ -60,6 +64,10 @@ DEFAULT_MAX_QUEUED_FRAMES = 30
 # Seconds close() gives the viewers to take what they were sent before it resets their
 # connections: one that does not read would keep its connection open for good.
 DEFAULT_CLOSE_TIMEOUT = 1.0
+# The largest frame a viewer may send (viewers send nothing, in this version): one
+# past it ends the viewer's connection at its prefix. With the default limit of
+# codec.aio (4 MiB) each viewer could make the server keep a 4 MiB frame it never ends.
+VIEWER_MAX_FRAME_SIZE = 4096
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -174,7 +182,8 @@ class ProfileServer:
         """A server listening on ``host:port`` (0: any free port), attached to ``profiler``.
 
         ``server_options`` go to :func:`codec.aio.start_server` (``host`` and
-        ``port`` are ``None`` with ``sock=``).
+        ``port`` are ``None`` with ``sock=``); its ``max_frame_size`` bounds
+        what a viewer sends, :data:`VIEWER_MAX_FRAME_SIZE` by default.
         """
         server = cls(profiler, max_queued_frames=max_queued_frames, close_timeout=close_timeout)
         await server.listen(host, port, **server_options)
@@ -187,6 +196,7 @@ class ProfileServer:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.profiler.add_sink(self)  # before any viewer: the first keyframe then covers all
+        server_options.setdefault("max_frame_size", VIEWER_MAX_FRAME_SIZE)
         try:
             self._server = await aio.start_server(self._serve, host, port, **server_options)
         except BaseException:

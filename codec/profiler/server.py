@@ -47,6 +47,7 @@ from typing import Any
 
 from codec import aio
 from codec.framing import FrameEncoder
+from codec.profiler.model import Marks
 from codec.profiler.packets import PacketWriter
 from codec.profiler.recording import Profiler
 
@@ -167,6 +168,8 @@ class ProfileServer:
         self._loop_thread = 0
         self._server: asyncio.Server | None = None
         self._closed = False
+        # The last keyframe, and the registry and marks it was encoded at.
+        self._keyframe: tuple[Any, Marks, bytes] | None = None
 
     @classmethod
     async def start(
@@ -245,7 +248,7 @@ class ProfileServer:
             return
         queue = ViewerQueue(self._writer, self.max_queued_frames, writer.get_extra_info("peername"))
         viewer = _Viewer(queue, writer, task)
-        queue.put_registry(self.profiler.keyframe())
+        queue.put_registry(self._current_keyframe())
         self._viewers.append(viewer)
         watcher = asyncio.create_task(_watch(reader, viewer))
         try:
@@ -261,6 +264,22 @@ class ProfileServer:
                 if not writer.is_closing():
                     writer.transport.writelines(queue.take())  # sent before the transport closes
                 writer.close()
+
+    def _current_keyframe(self) -> bytes:
+        """The profiler's keyframe, encoded again only once its registry has grown.
+
+        Definitions are never changed or removed, so a keyframe made when the
+        registry had the same marks holds the same definitions (perhaps a few
+        more, added while it was encoded: a receiver accepts their repeat).
+        Viewers joining meanwhile share it: a connection costs no encoding of
+        the whole registry on the loop, nor a copy of it of its own.
+        """
+        registry = self.profiler.registry
+        marks = registry.marks()
+        cached = self._keyframe
+        if cached is None or cached[0] is not registry or cached[1] != marks:
+            cached = self._keyframe = (registry, marks, self.profiler.keyframe())
+        return cached[2]
 
     async def close(self) -> None:
         """Detach from the profiler, stop listening, and close every viewer's connection.

@@ -433,6 +433,37 @@ def test_frames_are_sent_to_a_server_only_after_start() -> None:
     run(body())
 
 
+def test_a_server_that_failed_to_listen_can_listen_again_and_close() -> None:
+    """A listen() that fails leaves the server as it was; close() of one never listening works.
+
+    close() removed a sink the profiler did not have (ValueError, which also
+    hid the error of a failed listen() in ``async with``), and a failed
+    listen() left the server "already listening".
+    """
+
+    async def body() -> None:
+        profiler = Profiler("listen")
+        await ProfileServer(profiler).close()
+        with socket.socket() as busy:
+            busy.bind((HOST, 0))
+            busy.listen()
+            port = busy.getsockname()[1]
+            server = ProfileServer(profiler)
+            with pytest.raises(OSError):
+                async with server:
+                    await server.listen(HOST, port)
+            with pytest.raises(RuntimeError, match="closed"):
+                await server.listen(HOST, 0)
+            server = ProfileServer(profiler)
+            with pytest.raises(OSError):
+                await server.listen(HOST, port)
+            await server.listen(HOST, 0)
+            async with server, await connect_viewer(HOST, server.port) as viewer:
+                assert isinstance(await next_item(viewer), Session)
+
+    run(body())
+
+
 def test_a_server_whose_loop_has_closed_drops_frames() -> None:
     """send() from another thread once the loop is closed drops the frame instead of raising."""
     profiler = Profiler("closed loop")

@@ -167,6 +167,7 @@ class ProfileServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._server: asyncio.Server | None = None
+        self._attached = False  # a sink of the profiler
         self._closed = False
         # The last keyframe, and the registry and marks it was encoded at.
         self._keyframe: tuple[Any, Marks, bytes] | None = None
@@ -193,18 +194,37 @@ class ProfileServer:
         return server
 
     async def listen(self, host: str | None, port: int | None, **server_options: Any) -> None:
-        """Attach to the profiler and accept viewers on ``host:port``."""
+        """Attach to the profiler and accept viewers on ``host:port``.
+
+        If it fails, the server is left as it was: it can listen again.
+        """
+        if self._closed:
+            raise RuntimeError("the server is closed")
         if self._loop is not None:
             raise RuntimeError("the server is already listening")
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self.profiler.add_sink(self)  # before any viewer: the first keyframe then covers all
+        self._attach()  # before any viewer: the first keyframe then covers all
         server_options.setdefault("max_frame_size", VIEWER_MAX_FRAME_SIZE)
         try:
-            self._server = await aio.start_server(self._serve, host, port, **server_options)
+            server = await aio.start_server(self._serve, host, port, **server_options)
         except BaseException:
-            self.profiler.remove_sink(self)
+            self._detach()
+            self._loop = None
             raise
+        if self._closed:  # by close() while the socket was being opened
+            server.close()
+            raise RuntimeError("the server was closed while it started listening")
+        self._server = server
+
+    def _attach(self) -> None:
+        self.profiler.add_sink(self)
+        self._attached = True
+
+    def _detach(self) -> None:
+        if self._attached:
+            self._attached = False
+            self.profiler.remove_sink(self)
 
     @property
     def port(self) -> int:
@@ -292,7 +312,7 @@ class ProfileServer:
         if self._closed:
             return
         self._closed = True
-        self.profiler.remove_sink(self)
+        self._detach()
         await asyncio.sleep(0)  # run the dispatches already scheduled
         if self._server is not None:
             self._server.close()

@@ -152,6 +152,8 @@ class FrameTimeoutError(CodecError, TimeoutError):
 class _Source(Protocol):
     """Where a :class:`FramedReader`'s decoder gets bytes from."""
 
+    _received: int  # bytes handed to the decoder so far
+
     async def _wait_readable(self) -> None:
         """Return once more bytes or the end may be in the decoder; raise at the end."""
 
@@ -279,6 +281,12 @@ class FramedReader(Generic[M]):
         """Bytes received and not consumed yet (complete frames and the start of the next)."""
         return self._decoder.buffered
 
+    @property
+    def consumed(self) -> int:
+        """Bytes of the stream taken so far: the frames handed out, each with its prefix as
+        sent (a peer may pad prefixes), so the stream offset of the next frame."""
+        return self._source._received - self._decoder.buffered
+
     def _take(self) -> Any:
         """The next complete frame, unconverted, or ``None``."""
         try:
@@ -391,6 +399,7 @@ class _StreamSource:
         self._error: BaseException | None = None
         self._error_tb: TracebackType | None = None
         self._ended = False
+        self._received = 0
 
     async def _wait_readable(self) -> None:
         if self._error is not None:
@@ -416,6 +425,7 @@ class _StreamSource:
                 self._ended = True
                 self._close_transport()
                 raise self._error from None
+        self._received += len(chunk)
         try:
             if chunk:
                 decoder.feed(chunk)
@@ -772,6 +782,7 @@ class FramedProtocol(asyncio.BufferedProtocol):
         self._waiter: asyncio.Future[None] | None = None
         self._reading_paused = False
         self._ended = False  # no more bytes will be decoded
+        self._received = 0  # bytes handed to the decoder
         self._clean_end = False  # ... and the stream ended at a frame boundary
         self._error: BaseException | None = None  # raised once the buffered frames are read
         self._error_tb: TracebackType | None = None  # its traceback when it was kept
@@ -855,6 +866,7 @@ class FramedProtocol(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         if self._ended:
             return
+        self._received += nbytes
         decoder = self._decoder
         try:
             decoder.buffer_updated(nbytes)

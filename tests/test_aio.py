@@ -39,6 +39,7 @@ import asyncio
 import collections
 import contextlib
 import gc
+import itertools
 import random
 import shutil
 import socket
@@ -1154,6 +1155,46 @@ def test_raw_frames_bytes_or_zero_copy(run: Run, tcp: Net) -> None:
         assert frames == payloads
         await peer.outcome()
         writer.close()
+
+    run(body)
+
+
+def padded_prefix(size: int, extra: int) -> bytes:
+    """The varint of ``size`` padded with ``extra`` continuation bytes (accepted unless strict)."""
+    prefix = bytearray(_VarintBytes(size))
+    for _ in range(extra):
+        prefix[-1] |= 0x80
+        prefix.append(0)
+    return bytes(prefix)
+
+
+@pytest.mark.parametrize("via", ["protocol", "from_stream"])
+def test_consumed_counts_each_frame_as_it_was_sent(run: Run, tcp: Net, via: str) -> None:
+    """``consumed`` is the stream offset after the frames taken, padded prefixes included.
+
+    A reader that splits a stream into packets (a profiler viewer) needs what
+    each took on the wire for its error offsets; the payload's length does not
+    tell it when the peer pads its prefixes.
+    """
+    payloads = [b"a", b"", b"c" * 300, b"d" * 70_000]
+    pieces = [padded_prefix(len(p), i % 3) + p for i, p in enumerate(payloads)]
+
+    async def body() -> None:
+        peer = Peer.accepting(tcp.listen(), lambda sock: sock.sendall(b"".join(pieces)))
+        if via == "protocol":
+            reader, writer = await tcp.connect()
+        else:
+            stream_reader, stream_writer = await tcp.connect_streams()
+            reader = FramedReader.from_stream(stream_reader)
+        assert reader.consumed == 0
+        frames, ends = [], []
+        async for frame in reader:
+            frames.append(frame)
+            ends.append(reader.consumed)
+        assert frames == payloads
+        assert ends == list(itertools.accumulate(map(len, pieces)))
+        await peer.outcome()
+        (writer if via == "protocol" else stream_writer).close()
 
     run(body)
 

@@ -5,6 +5,8 @@ A test that pins down a finding of ``SECURITY.md`` names it (R1, R2, ...).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import re
 import tracemalloc
@@ -23,7 +25,7 @@ from helpers.profiler_streams import (
     write_stream,
 )
 
-from codec import FrameEncoder, varint
+from codec import FrameEncoder, aio, varint
 from codec.profiler import (
     Frame,
     PacketWriter,
@@ -37,6 +39,7 @@ from codec.profiler import (
     packets,
     read_capture,
 )
+from codec.profiler.client import connect_viewer
 from codec.profiler.packets import (
     MAGIC,
     PROTOCOL_MAJOR,
@@ -89,6 +92,37 @@ def test_stream_error_offsets_count_padded_prefixes(name: str, extra: int) -> No
                 receiver.feed(data[i : i + chunk])
                 list(receiver)
         assert raised.value.offset == bad_packet
+
+
+@pytest.mark.parametrize("extra", [1, 3])
+@pytest.mark.parametrize("name", ["undefined scope id", "malformed packet"])
+def test_a_viewer_counts_padded_prefixes_in_its_offsets(name: str, extra: int) -> None:
+    """R1 over a connection: a viewer's offsets and byte count include padded prefixes.
+
+    ``ViewerClient`` counted each packet's prefix as a minimal varint, so a
+    server that padded its prefixes made the StreamError's offset fall short
+    of the bad packet, and ``bytes_received`` short of the bytes received.
+    """
+    data = padded(BAD_STREAMS[name][0], extra)
+    bad_packet = len(padded(keyframe_bytes(), extra))
+
+    async def body() -> None:
+        async def serve(reader: aio.FramedReader[Any], writer: aio.FramedWriter) -> None:
+            writer.transport.write(data)
+            with contextlib.suppress(EOFError, ConnectionError):
+                await reader.recv()  # until the viewer goes
+
+        server = await aio.start_server(serve, "127.0.0.1", 0)
+        async with server:
+            port = server.sockets[0].getsockname()[1]
+            async with await connect_viewer("127.0.0.1", port) as viewer:
+                with pytest.raises(StreamError) as raised:
+                    async for _ in viewer:
+                        pass
+                assert raised.value.offset == bad_packet
+                assert viewer.bytes_received == len(data)
+
+    asyncio.run(asyncio.wait_for(body(), 10))
 
 
 def test_read_capture_reads_a_keyframe_once_after_padded_prefixes() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from codec import aio, varint
+from codec import aio
 from codec.profiler.model import Frame
 from codec.profiler.packets import Session
 from codec.profiler.receiver import Receiver
@@ -36,8 +36,9 @@ class ViewerClient:
         self, reader: aio.FramedReader[Any], writer: aio.FramedWriter, receiver: Receiver
     ) -> None:
         self.receiver = receiver
-        self.bytes_received = 0  # packets and their length prefixes
+        self.bytes_received = 0  # packets and their length prefixes, as received
         self._reader = reader
+        self._consumed = reader.consumed  # the stream offset of the next packet
         self._writer = writer
 
     async def next_packet(self) -> tuple[memoryview, Session | Frame | None]:
@@ -48,10 +49,15 @@ class ViewerClient:
         arrived. Raises :class:`EOFError` at the end of the stream and
         :class:`~codec.errors.DecodeError` for a bad stream.
         """
-        payload: memoryview = await self._reader.recv()
-        size = len(payload)
-        self.bytes_received += varint.size(size) + size
-        return payload, self.receiver.read_packet(payload)
+        reader = self._reader
+        payload: memoryview = await reader.recv()
+        # What the packet took on the wire, its prefix as sent (a server may pad it):
+        # the offsets of the receiver's errors count it.
+        consumed = reader.consumed
+        size = consumed - self._consumed
+        self._consumed = consumed
+        self.bytes_received += size
+        return payload, self.receiver.read_packet(payload, size)
 
     def __aiter__(self) -> ViewerClient:
         return self

@@ -655,9 +655,13 @@ class FramedWriter:
         return self._transport.can_write_eof()
 
     def write_eof(self) -> None:
-        """Flush, then close the write side (half-close); the reader keeps reading."""
+        """Flush, then close the write side (half-close); the reader keeps reading.
+
+        Does nothing once the connection is closing: no write side is left.
+        """
         self._stop_sending()
-        self._transport.write_eof()
+        if not self._transport.is_closing():  # uvloop's closed transport would raise
+            self._transport.write_eof()
 
     def is_closing(self) -> bool:
         return self._closing or self._transport.is_closing()

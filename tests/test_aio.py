@@ -1247,6 +1247,35 @@ def test_writer_life_cycle(run: Run, tcp: Net) -> None:
     run(body)
 
 
+def test_a_closed_writer_answers_alike_on_every_loop(run: Run, tcp: Net) -> None:
+    """Once closed, the writer's calls do what they did on the default loop, on uvloop too.
+
+    uvloop's transport raised its own RuntimeError ("unable to perform
+    operation on <TCPTransport closed=True ...>") from write_eof(), where the
+    default loop's does nothing: there is no write side left to half-close.
+    """
+
+    async def body() -> None:
+        peer = Peer.accepting(tcp.listen(), receive_all)
+        reader, writer = await tcp.connect()
+        writer.send(b"last")
+        writer.close()
+        writer.write_eof()  # closing: nothing left to half-close
+        await writer.wait_closed()
+        writer.write_eof()  # closed
+        writer.flush()
+        writer.abort()
+        with pytest.raises(RuntimeError, match="cannot send after close"):
+            writer.send(b"late")
+        with pytest.raises(ConnectionResetError):
+            await writer.drain()
+        with pytest.raises(EOFError):
+            await reader.recv()
+        assert await peer.outcome() == b"\x04last"
+
+    run(body)
+
+
 def test_send_after_peer_reset(run: Run, tcp: Net) -> None:
     def reset(sock: socket.socket) -> None:
         sock.recv(1)  # reset only once the client's connect has completed

@@ -267,7 +267,6 @@ cdef class MessagePlan:
     cdef readonly object cls, required, convert
     cdef readonly FieldPlan extensions  # the hidden slot of the extensions' struct, or None
     cdef unsigned int class_version  # cls's version tag when _construct last looked it up
-    cpdef FieldPlan field_numbered(self, Py_ssize_t number)
     cpdef require(self, object check)
     cpdef accept(self, object convert)
     @cython.locals(field=FieldPlan)

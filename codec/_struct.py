@@ -330,10 +330,6 @@ class MessagePlan:
         self.presence_words = (bits + 63) // 64
         self.cls = cls
 
-    def field_numbered(self, number: int) -> FieldPlan | None:
-        """The field numbered ``number``, or None."""
-        return _field_numbered(self, number)
-
 
 if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they are used
 

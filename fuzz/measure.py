@@ -483,9 +483,6 @@ def differential(extra: list[Path], inputs: int) -> None:
     verdicts: Counter[str] = Counter()
     findings = []
     start = time.perf_counter()
-    from fuzz import _known
-
-    _known.TOLERATE = True  # known findings are counted by name, not raised
     for data in sample:
         try:
             verdicts[fuzz_differential.verdict(data)] += 1
@@ -683,7 +680,7 @@ def coverage(extra: list[Path], _: int) -> None:
         print("D4 coverage: needs coverage.py (pip install coverage)")
         return
     package = Path(codec.__file__).resolve().parent
-    env = dict(os.environ, CODEC_PURE_PYTHON="1", CODEC_FUZZ_TOLERATE_KNOWN="1")
+    env = dict(os.environ, CODEC_PURE_PYTHON="1")
     print(
         "D4 line coverage of the core modules, pure build, each target's corpora replayed "
         f"(C-only blocks left out): {', '.join(CORE)}"

@@ -13,10 +13,6 @@
 #                 slower targets run a fraction of it (PURE_DIVISOR, COMPILED_DIVISOR below)
 #   FUZZ_BUILDS   builds to run: "compiled pure" (default), "compiled" or "pure"
 #   FUZZ_TARGETS  targets to run (default: all eight, in the order below)
-#   CODEC_FUZZ_TOLERATE_KNOWN  1 (the default here): inputs that show only a known,
-#                 reported finding (fuzz/_known.py, SECURITY.md) are counted, not failed,
-#                 so that CI fails on new findings and not at random on open ones; 0 to
-#                 fail on those too
 #
 # First checks that the seed corpora are what fuzz/make_corpus.py writes (which
 # also runs every seed through its target's check()). Each run starts from
@@ -29,7 +25,6 @@ set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
 python="${PYTHON:-python}"
 base_runs="${FUZZ_RUNS:-3000}"
-export CODEC_FUZZ_TOLERATE_KNOWN="${CODEC_FUZZ_TOLERATE_KNOWN:-1}"
 builds="${FUZZ_BUILDS:-compiled pure}"
 default_targets="fuzz_varint fuzz_frame_decoder fuzz_wire_reader fuzz_struct_decode"
 default_targets+=" fuzz_differential fuzz_roundtrip fuzz_buffer_lifetime fuzz_profiler_stream"

@@ -43,7 +43,7 @@ from google.protobuf.internal import decoder as pb_decoder
 from google.protobuf.internal import encoder as pb_encoder
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
-from helpers.misuse import Reentrant, race
+from helpers.misuse import Overlap, Reentrant, race
 from helpers.unchecked import unchecked
 from hypothesis import given
 from hypothesis import strategies as st
@@ -1492,49 +1492,33 @@ def test_two_threads_on_one_encoder_lose_no_frame() -> None:
     to exactly the frames whose call returned.
     """
     encoder = FrameEncoder()
-    inside, tried = threading.Event(), threading.Event()
-    written: list[bytes] = []
-    refused: list[str] = []
-
-    def pause() -> None:
-        if not inside.is_set():
-            inside.set()
-            tried.wait(10)
-        time.sleep(0)
-
-    finished = threading.Event()
+    overlap = Overlap()
+    written: list[object] = []
 
     def encoding() -> None:
         try:
             for i in range(200):
-                message = unchecked(SampleStruct, scope_id=Reentrant(i, pause), name=f"a{i}")
+                message = unchecked(
+                    SampleStruct, scope_id=Reentrant(i, overlap.pause), name=f"a{i}"
+                )
                 try:
                     encoder.encode(message)
                 except RuntimeError as exc:
-                    refused.append(str(exc))
+                    overlap.refused.append(str(exc))
                 else:
                     written.append(codec.encode(SampleStruct(scope_id=i, name=f"a{i}")))
         finally:
-            finished.set()  # the other thread stops with it
+            overlap.finished.set()  # the other thread stops with it
 
-    def writing() -> None:
-        inside.wait(10)
-        for i in range(20_000):
-            payload = b"b%d" % i
-            try:
-                encoder.write(payload)
-            except RuntimeError as exc:
-                refused.append(str(exc))
-            else:
-                written.append(payload)
-            tried.set()
-            if finished.is_set():
-                return
+    def write(i: int) -> bytes:
+        payload = b"b%d" % i
+        encoder.write(payload)
+        return payload
 
-    race(encoding, writing)
+    race(encoding, lambda: overlap.tries(write, written))
     assert sorted(_frames_of(bytes(encoder.getbuffer()))) == sorted(written)
-    assert refused  # the overlap arranged above
-    assert set(refused) == {"FrameEncoder is already encoding"}
+    assert overlap.refused  # the overlap arranged above
+    assert set(overlap.refused) == {"FrameEncoder is already encoding"}
 
 
 def test_two_threads_on_one_decoder_lose_no_frame() -> None:

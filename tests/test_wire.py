@@ -28,8 +28,6 @@ import array
 import gc
 import math
 import struct
-import threading
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -38,7 +36,7 @@ import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.encoder import _VarintBytes
-from helpers.misuse import Reentrant, race
+from helpers.misuse import Overlap, Reentrant, race
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -786,51 +784,33 @@ def test_a_writer_is_initialised_once() -> None:
 def test_two_threads_on_one_writer_lose_no_field() -> None:
     """Every field written by either thread is in the output, whole, or its call raised."""
     writer = WireWriter()
-    inside, tried = threading.Event(), threading.Event()
-    written: list[tuple[int, bytes]] = []
-    refused: list[str] = []
-
-    def pause() -> None:
-        if not inside.is_set():
-            inside.set()
-            tried.wait(10)
-        time.sleep(0)
-
-    finished = threading.Event()
+    overlap = Overlap()
+    written: list[object] = []
 
     def packing() -> None:
         try:
             for i in range(100):
                 try:
-                    writer.packed(1, "uint32", [i, Reentrant(i + 1, pause), i + 2])
+                    writer.packed(1, "uint32", [i, Reentrant(i + 1, overlap.pause), i + 2])
                 except RuntimeError as exc:
-                    refused.append(str(exc))
+                    overlap.refused.append(str(exc))
                 else:
                     written.append((1, bytes([i, i + 1, i + 2])))
         finally:
-            finished.set()  # the other thread stops with it
+            overlap.finished.set()  # the other thread stops with it
 
-    def scalars() -> None:
-        inside.wait(10)
-        for i in range(20_000):
-            try:
-                writer.uint32(2, i)
-            except RuntimeError as exc:
-                refused.append(str(exc))
-            else:
-                written.append((2, i))  # type: ignore[arg-type]
-            tried.set()
-            if finished.is_set():
-                return
+    def scalar(i: int) -> tuple[int, int]:
+        writer.uint32(2, i)
+        return (2, i)
 
-    race(packing, scalars)
+    race(packing, lambda: overlap.tries(scalar, written))
     fields = [
         (number, bytes(value) if wire_type == LEN else value)
         for number, wire_type, value in WireReader(output(writer))
     ]
     assert sorted(fields, key=repr) == sorted(written, key=repr)
-    assert refused
-    assert set(refused) == {"WriteBuffer is already encoding"}
+    assert overlap.refused
+    assert set(overlap.refused) == {"WriteBuffer is already encoding"}
 
 
 # --- FrameEncoder.frame() ------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 
@@ -37,3 +38,40 @@ def race(*targets: Callable[[], object]) -> None:
             thread.join()
     finally:
         sys.setswitchinterval(interval)
+
+
+class Overlap:
+    """Two threads on one object whose calls are made to overlap at least once.
+
+    The slow side calls :meth:`pause` from inside its call (a value's
+    ``__index__``): the first time, it waits until the other side has tried a
+    call; every time, it yields the GIL. The other side runs :meth:`tries`
+    once the slow side is inside, until it has finished. Calls refused with
+    ``RuntimeError`` are noted in ``refused``.
+    """
+
+    def __init__(self) -> None:
+        self.inside = threading.Event()
+        self.tried = threading.Event()
+        self.finished = threading.Event()
+        self.refused: list[str] = []
+
+    def pause(self) -> None:
+        if not self.inside.is_set():
+            self.inside.set()
+            self.tried.wait(10)
+        time.sleep(0)
+
+    def tries(self, call: Callable[[int], object], done: list[object]) -> None:
+        """``call(i)`` for i = 0, 1, ...; what each call that returned gives goes to ``done``."""
+        self.inside.wait(10)
+        for i in range(20_000):
+            try:
+                result = call(i)
+            except RuntimeError as exc:
+                self.refused.append(str(exc))
+            else:
+                done.append(result)
+            self.tried.set()
+            if self.finished.is_set():
+                return

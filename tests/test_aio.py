@@ -1073,9 +1073,10 @@ def reset_after(data: bytes) -> Callable[[socket.socket], None]:
 
 
 def wait_closed_after(data: bytes) -> Callable[[socket.socket], bool]:
-    """A plain peer that sends ``data``, then waits for our side to close."""
+    """A plain peer that sends ``data`` once it has a byte, then waits for our side to close."""
 
     def peer(sock: socket.socket) -> bool:
+        sock.recv(1)
         sock.sendall(data)
         return closed_by_peer(sock)
 
@@ -1111,7 +1112,7 @@ def test_a_repeated_error_keeps_one_traceback(
         client = Peer.accepting(tcp.listen(), peer)
         if via == "protocol":
             reader, writer = await tcp.connect(**options)
-            writer.send(b"")  # one byte: the peer knows the connection is up
+            writer.send(b"")  # one byte: the peer sends once the connection is up
         else:
             stream_reader, stream_writer = await tcp.connect_streams()
             reader = FramedReader.from_stream(stream_reader, **options)

@@ -1,38 +1,55 @@
-"""Entry point shared by the fuzz targets added with the hardening work (never imported by tests).
+"""The entry point of every fuzz target under atheris (never imported by tests).
 
-:func:`run` is ``_atheris_support.instrument`` (the target script and the
-uncompiled core modules it lists) plus the two core modules that list leaves
-out, ``codec.wire`` and ``codec._struct``, when they are loaded from source
-(``CODEC_PURE_PYTHON=1``), and the modules a target names (Python in
-both builds, e.g. ``codec.profiler.packets``) unless atheris' import hook
-instrumented them already; then it hands ``check`` to libFuzzer.
+:func:`run` adds the coverage instrumentation that
+``atheris.instrument_imports()`` cannot add, then hands ``check`` to libFuzzer:
+
+* the target script itself (``__main__``): its property checks branch on the
+  outcome classes, which is the only Python-level feedback the compiled build
+  gives;
+* the core modules when loaded from source (``CODEC_PURE_PYTHON=1``):
+  ``import codec`` installs codec's own import finder in front of atheris'
+  import hook, so the ``.py`` core arrives uninstrumented;
+* the modules a target names (Python in both builds, e.g.
+  ``codec.profiler.packets``) unless atheris' import hook instrumented them.
+
+The compiled extension modules have no bytecode to instrument; their edge
+coverage needs a clang build with ``-fsanitize=fuzzer-no-link``
+(``fuzz/sanitizers.sh``).
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from types import ModuleType
 
-try:
-    from fuzz import _atheris_support
-except ImportError:  # run as ``python fuzz/<target>.py``: fuzz/ is sys.path[0]
-    import _atheris_support  # type: ignore[no-redef]
+CORE_MODULES = ("codec._varint", "codec._buffer", "codec.framing", "codec.wire", "codec._struct")
 
-EXTRA_MODULES = ("codec.wire", "codec._struct")
+
+def _instrument_module(atheris: ModuleType, module: ModuleType) -> int:
+    """Instrument the functions, methods and properties defined in ``module``."""
+    count = 0
+    for obj in list(vars(module).values()):
+        members = list(vars(obj).values()) if inspect.isclass(obj) else [obj]
+        for member in members:
+            func = member.fget if isinstance(member, property) else member
+            if inspect.isfunction(func) and func.__module__ == module.__name__:
+                atheris.instrument_func(func)
+                count += 1
+    return count
 
 
 def run(atheris: ModuleType, check: Callable[[bytes], None], modules: tuple[str, ...] = ()) -> None:
-    _atheris_support.instrument(atheris)
-    done = []
-    for name in (*EXTRA_MODULES, *modules):
+    """Instrument what atheris' import hook left out, then fuzz ``check``."""
+    done = [f"__main__ ({_instrument_module(atheris, sys.modules['__main__'])} functions)"]
+    for name in (*CORE_MODULES, *modules):
         module = sys.modules.get(name)
         path = getattr(module, "__file__", None) or ""
         loader = type(getattr(getattr(module, "__spec__", None), "loader", None)).__name__
         if module is None or not path.endswith(".py") or "Atheris" in loader:
-            continue
-        done.append(f"{name} ({_atheris_support._instrument_module(atheris, module)} functions)")
-    if done:
-        sys.stderr.write(f"INFO: also instrumented {', '.join(done)}\n")
+            continue  # not loaded, compiled, or instrumented already
+        done.append(f"{name} ({_instrument_module(atheris, module)} functions)")
+    sys.stderr.write(f"INFO: instrumented {', '.join(done)}\n")
     atheris.Setup(sys.argv, check)
     atheris.Fuzz()

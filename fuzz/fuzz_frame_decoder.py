@@ -32,7 +32,6 @@ Run: ``python fuzz/fuzz_frame_decoder.py [libFuzzer flags] [corpus dirs]``.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 
 if __name__ == "__main__":
@@ -279,13 +278,11 @@ def check(data: bytes) -> None:
 def main() -> None:
     """libFuzzer entry point (only when run as a script)."""
     try:
-        from fuzz._atheris_support import instrument
+        from fuzz._harness import run
     except ImportError:  # run as ``python fuzz/fuzz_frame_decoder.py``: fuzz/ is sys.path[0]
-        from _atheris_support import instrument
+        from _harness import run
 
-    instrument(atheris)
-    atheris.Setup(sys.argv, check)
-    atheris.Fuzz()
+    run(atheris, check)
 
 
 if __name__ == "__main__":

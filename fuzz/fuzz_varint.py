@@ -24,8 +24,6 @@ Run: ``python fuzz/fuzz_varint.py [libFuzzer flags] [corpus dirs]``.
 
 from __future__ import annotations
 
-import sys
-
 from google.protobuf.internal.decoder import _DecodeVarint as _pb_decode_varint
 from google.protobuf.message import DecodeError as _PbDecodeError
 
@@ -157,13 +155,11 @@ def check(data: bytes) -> None:
 def main() -> None:
     """libFuzzer entry point (only when run as a script)."""
     try:
-        from fuzz._atheris_support import instrument
+        from fuzz._harness import run
     except ImportError:  # run as ``python fuzz/fuzz_varint.py``: fuzz/ is sys.path[0]
-        from _atheris_support import instrument
+        from _harness import run
 
-    instrument(atheris)
-    atheris.Setup(sys.argv, check)
-    atheris.Fuzz()
+    run(atheris, check)
 
 
 if __name__ == "__main__":

@@ -342,9 +342,11 @@ async def _close_within(writers: list[aio.FramedWriter], timeout: float) -> None
     for writer, done in zip(writers, closed, strict=True):
         if done in pending:
             writer.abort()
-    _, pending = await asyncio.wait(pending, timeout=timeout)  # the losses of the aborts
+    # An abort loses its connection at the loop's next turn; the bound is only a safeguard.
+    _, pending = await asyncio.wait(pending, timeout=1.0)
     for done in pending:
         done.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _pump(viewer: _Viewer) -> None:

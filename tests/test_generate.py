@@ -18,7 +18,6 @@ import os
 import pickle
 import subprocess
 import sys
-import textwrap
 import threading
 from collections.abc import Iterator
 from importlib import metadata
@@ -29,6 +28,7 @@ from typing import Any
 import pytest
 from google.api import annotations_pb2
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from helpers.typecheck import mypy, program_dir
 from opentelemetry.proto.trace.v1 import trace_pb2
 from schemas import SCHEMA_DIR
 
@@ -801,35 +801,15 @@ def mypy_dir(
     """A program's directory: mypy strict, codec found in this checkout (its errors its own
     checks' business), the generated packages on mypy's path (OpenTelemetry's under a prefix)."""
     where = tmp_path_factory.mktemp("program")
-    (where / "mypy.ini").write_text(
-        textwrap.dedent(
-            f"""\
-            [mypy]
-            strict = True
-            explicit_package_bases = True
-            cache_dir = {where / ".mypy_cache"}
-            mypy_path = {os.pathsep.join(map(str, (ROOT, out, edge_out, published["otlp"])))}
-
-            [mypy-codec,codec.*]
-            follow_imports = silent
-            """
-        )
-    )
-    (where / "good.py").write_text(GOOD_PROGRAM)
-    (where / "bad.py").write_text(BAD_PROGRAM)
-    return where
-
-
-def _mypy(where: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", *files]
-    return subprocess.run(command, cwd=where, capture_output=True, text=True, timeout=300)
+    programs = {"good.py": GOOD_PROGRAM, "bad.py": BAD_PROGRAM}
+    return program_dir(where, programs, (out, edge_out, published["otlp"]))
 
 
 @pytest.mark.mypy
 def test_mypy_strict_passes_a_correct_program_and_the_modules(
     mypy_dir: Path, out: Path, edge_out: Path
 ) -> None:
-    done = _mypy(mypy_dir, "good.py", str(out / "dropin"), str(edge_out / EDGE_DIR.split("/")[0]))
+    done = mypy(mypy_dir, "good.py", str(out / "dropin"), str(edge_out / EDGE_DIR.split("/")[0]))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found in 5 source files" in done.stdout
 
@@ -841,7 +821,7 @@ def test_the_correct_program_runs(out: Path, published: dict[str, Path]) -> None
 
 @pytest.mark.mypy
 def test_mypy_strict_reports_each_misuse(mypy_dir: Path) -> None:
-    done = _mypy(mypy_dir, "bad.py")
+    done = mypy(mypy_dir, "bad.py")
     assert done.returncode == 1, done.stdout + done.stderr
     errors = [line.split("  [")[0] for line in done.stdout.splitlines() if ": error: " in line]
     assert errors == BAD_ERRORS

@@ -14,12 +14,10 @@ marked ``mypy``: each runs mypy in a subprocess, two runs in all, sharing one ca
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.typecheck import mypy, program_dir
 
 import codec
 
@@ -150,32 +148,12 @@ def mypy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The programs' directory: mypy strict, codec found in this checkout (its errors its own
     checks' business)."""
     where = tmp_path_factory.mktemp("typing")
-    (where / "mypy.ini").write_text(
-        textwrap.dedent(
-            f"""\
-            [mypy]
-            strict = True
-            cache_dir = {where / ".mypy_cache"}
-            mypy_path = {ROOT}
-
-            [mypy-codec,codec.*]
-            follow_imports = silent
-            """
-        )
-    )
-    (where / "good.py").write_text(GOOD_PROGRAM)
-    (where / "bad.py").write_text(BAD_PROGRAM)
-    return where
-
-
-def _mypy(where: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", *files]
-    return subprocess.run(command, cwd=where, capture_output=True, text=True, timeout=300)
+    return program_dir(where, {"good.py": GOOD_PROGRAM, "bad.py": BAD_PROGRAM})
 
 
 @pytest.mark.mypy
 def test_mypy_strict_passes_the_program_with_the_types_it_asserts(mypy_dir: Path) -> None:
-    done = _mypy(mypy_dir, "good.py")
+    done = mypy(mypy_dir, "good.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found in 1 source file" in done.stdout
 
@@ -187,7 +165,7 @@ def test_the_program_runs() -> None:
 
 @pytest.mark.mypy
 def test_mypy_strict_reports_each_misuse(mypy_dir: Path) -> None:
-    done = _mypy(mypy_dir, "bad.py")
+    done = mypy(mypy_dir, "bad.py")
     assert done.returncode == 1, done.stdout + done.stderr
     errors = [line.split("  [")[0] for line in done.stdout.splitlines() if ": error: " in line]
     assert errors == BAD_ERRORS

@@ -276,6 +276,8 @@ def integer_of(owner: object, kind: int, value: object, assigning: bool) -> Any:
     or floats. Raises the error of a wrong type."""
     if type(value) is int:
         return value
+    if isinstance(value, int) and not isinstance(value, bool):  # an IntEnum member, say
+        return operator.index(value)
     if (
         not isinstance(value, (float, bool))
         and hasattr(type(value), "__index__")

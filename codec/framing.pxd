@@ -52,6 +52,7 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef bint _busy
     cdef int _claim(self) except -1
     cdef object _busy_error(self)
+    cdef object _repeated(self)
     cpdef object next_frame(self)
     @cython.locals(start=Py_ssize_t, n=Py_ssize_t, body=Py_ssize_t, end=Py_ssize_t,
                    data=cython.p_uchar)

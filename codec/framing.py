@@ -444,7 +444,7 @@ class FrameDecoder(ReceiveWindow):
         self._claim()
         try:
             if self._error is not None:
-                raise self._error
+                raise self._repeated()
             self._eof = True
             pos = self._walked - self._base
             if pos == self._end:
@@ -509,7 +509,7 @@ class FrameDecoder(ReceiveWindow):
         """Take the frame at ``_start`` if it is complete: a view, or its message; else None."""
         start = self._start
         if self._error is not None and self._base + start >= self._error_offset:
-            raise self._error
+            raise self._repeated()
         if self._base + start == self._walked:
             return None  # the walk stopped here: the frame is not complete
         # The walk checked this prefix: only the length it holds is read again.
@@ -537,7 +537,7 @@ class FrameDecoder(ReceiveWindow):
         self._offered = 0
         self._walk()
         if self._error is not None and self._error_offset == self._base + self._start:
-            raise self._error
+            raise self._repeated()
 
     def _walk(self) -> None:
         """Move the cursor over the frames received complete since the last walk.
@@ -577,7 +577,7 @@ class FrameDecoder(ReceiveWindow):
 
     def _check_receiving(self) -> None:
         if self._error is not None:
-            raise self._error
+            raise self._repeated()
         if self._eof:
             raise RuntimeError("no data may follow feed_eof()")
 
@@ -587,6 +587,11 @@ class FrameDecoder(ReceiveWindow):
             return varint_error(n, self._base + pos)
         size = varint_value(byte_pointer(self._data), pos, n)
         return FrameTooLargeError(size, self._max_frame_size, self._base + pos)
+
+    def _repeated(self) -> DecodeError:
+        """The error the decoder is poisoned with, to raise again: with no traceback of the
+        earlier raises (each raise would add its own to it, for as long as it is kept)."""
+        return self._error.with_traceback(None)  # type: ignore[union-attr]  # poisoned
 
     def _poison(self, error: DecodeError, pos: int) -> None:
         """Poison the decoder with ``error`` for the frame at window position ``pos``."""

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -1647,3 +1648,17 @@ def test_an_object_without_serializer_is_type_error_after_a_protobuf_message() -
     with pytest.raises(TypeError, match="cannot encode Lookalike: expected a struct"):
         encoder.encode(Lookalike())
     assert bytes(encoder.getbuffer()) == naive_frame(sample().SerializeToString())
+
+
+def test_a_repeated_error_keeps_a_traceback_of_its_own_raise() -> None:
+    """A poisoned decoder raises its error again at every call: the traceback does not grow
+    with each raise (which would keep every earlier caller's frames alive)."""
+    decoder = FrameDecoder()
+    with pytest.raises(codec.DecodeError):
+        decoder.feed(b"\xff" * 10 + b"\x01")
+    depths = []
+    for _ in range(5):
+        with pytest.raises(codec.DecodeError) as info:
+            decoder.next_frame()
+        depths.append(len(traceback.extract_tb(info.value.__traceback__)))
+    assert len(set(depths)) == 1, depths

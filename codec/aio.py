@@ -70,7 +70,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
-from codec.errors import CodecError, DecodeError
+from codec.errors import DecodeError, FrameTimeoutError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_flag
 
 if TYPE_CHECKING:
@@ -133,17 +133,6 @@ _PROTOCOL_OPTIONS = frozenset(
         "frame_timeout",
     }
 )
-
-
-class FrameTimeoutError(CodecError, TimeoutError):
-    """A frame started arriving but was not complete within ``frame_timeout`` seconds.
-
-    The connection is closed. ``timeout`` is the limit that was exceeded.
-    """
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        super().__init__(f"frame not completed within {timeout} s")
 
 
 # --- sources and flows: what a reader and a writer are connected to ----------

@@ -5,7 +5,10 @@ of its subclasses, and every decode error says where in the input it happened
 (``offset``, counted in bytes from the start of the buffer or stream the
 decoder was given). Encoders raise :class:`EncodeError`. A frame over the size
 limit is refused by both sides, so :class:`FrameTooLargeError` is both. A
-schema that cannot become struct classes raises :class:`SchemaError`.
+schema that cannot become struct classes raises :class:`SchemaError`. The
+products' own errors live here too: :class:`FrameTimeoutError` of
+:mod:`codec.aio`, and :class:`StreamError` of the profiler's stream reader, a
+decode error.
 
 Each error is also what code written for google.protobuf catches, so that
 switching a pb2 class for a struct keeps every ``except`` clause working:
@@ -35,8 +38,10 @@ __all__ = [
     "DecodeError",
     "DepthLimitError",
     "EncodeError",
+    "FrameTimeoutError",
     "FrameTooLargeError",
     "SchemaError",
+    "StreamError",
     "TruncatedError",
     "VarintError",
     "WireFormatError",
@@ -118,3 +123,26 @@ class SchemaError(CodecError, ValueError):
     A descriptor set that cannot be read or built, a type it does not define,
     or a name that a struct class cannot give a field.
     """
+
+
+class StreamError(DecodeError):
+    """A profiler stream that breaks its protocol (decodable protobuf, wrong content).
+
+    Raised for a bad magic number or major version, registry ids that are not
+    dense or are redefined, a scope or track id never defined, and columns
+    whose lengths or depths disagree.
+    """
+
+
+class FrameTimeoutError(CodecError, TimeoutError):
+    """A frame started arriving but was not complete within ``frame_timeout`` seconds.
+
+    The connection is closed. ``timeout`` is the limit that was exceeded.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(f"frame not completed within {timeout} s")
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return type(self), (self.timeout,)

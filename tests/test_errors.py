@@ -34,8 +34,10 @@ from codec.errors import (
     DecodeError,
     DepthLimitError,
     EncodeError,
+    FrameTimeoutError,
     FrameTooLargeError,
     SchemaError,
+    StreamError,
     TruncatedError,
     VarintError,
     WireFormatError,
@@ -203,6 +205,8 @@ def _check_pickle(error: BaseException, extra: dict[str, object]) -> None:
         pytest.param(EncodeError("value out of range"), {}, id="EncodeError"),
         pytest.param(SchemaError("no such type"), {}, id="SchemaError"),
         pytest.param(CodecError("any"), {}, id="CodecError"),
+        pytest.param(StreamError("bad magic", 7), {"offset": 7}, id="StreamError"),
+        pytest.param(FrameTimeoutError(2.5), {"timeout": 2.5}, id="FrameTimeoutError"),
     ],
 )
 def test_pickle_round_trip(error: BaseException, extra: dict[str, object]) -> None:

@@ -24,6 +24,7 @@ order, one role each:
 * ``demo``: a profiled workload streamed to a viewer in the same process.
 """
 
+from codec.errors import StreamError
 from codec.profiler._recorder import COMPILED, Scope
 from codec.profiler.analysis import (
     FrameStore,
@@ -46,7 +47,6 @@ from codec.profiler.model import (
     Registry,
     ScopeDef,
     ScopeKind,
-    StreamError,
     TrackColumns,
     TrackDef,
     TrackKind,

@@ -37,7 +37,8 @@ from typing import IO, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from codec.profiler.model import Frame, Registry, ScopeDef, StreamError, TrackScopes
+from codec.errors import StreamError
+from codec.profiler.model import Frame, Registry, ScopeDef, TrackScopes
 
 __all__ = [
     "FrameStore",

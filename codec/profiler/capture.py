@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeAlias
 
 from codec import varint
-from codec.errors import DecodeError, TruncatedError
+from codec.errors import DecodeError, StreamError, TruncatedError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameEncoder
 from codec.profiler.client import connect_viewer
-from codec.profiler.model import Frame, StreamError
+from codec.profiler.model import Frame
 from codec.profiler.packets import MAGIC, PacketField, PacketWriter, Session, StreamHeaderField
 from codec.profiler.receiver import DEFAULT_MAX_ELEMENTS, Receiver
 from codec.profiler.recording import Profiler

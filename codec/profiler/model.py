@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
 
-from codec.errors import DecodeError
+from codec.errors import StreamError
 
 
 class ScopeKind(enum.IntEnum):
@@ -172,15 +172,6 @@ class Marks(NamedTuple):
     strings: int = 0
     scopes: int = 0
     tracks: int = 0
-
-
-class StreamError(DecodeError):
-    """A profiler stream that breaks its protocol (decodable protobuf, wrong content).
-
-    Raised for a bad magic number or major version, registry ids that are not
-    dense or are redefined, a scope or track id never defined, and columns
-    whose lengths or depths disagree.
-    """
 
 
 class Registry:

@@ -48,6 +48,7 @@ from typing import Any
 import numpy
 
 from codec import varint
+from codec.errors import StreamError
 from codec.framing import FrameEncoder
 from codec.profiler.model import (
     Frame,
@@ -55,7 +56,6 @@ from codec.profiler.model import (
     Registry,
     ScopeDef,
     ScopeKind,
-    StreamError,
     TrackColumns,
     TrackDef,
     TrackKind,

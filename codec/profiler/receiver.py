@@ -29,9 +29,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from codec import varint
-from codec.errors import DecodeError
+from codec.errors import DecodeError, StreamError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder
-from codec.profiler.model import Frame, Registry, StreamError
+from codec.profiler.model import Frame, Registry
 from codec.profiler.packets import (
     NEEDS_STATE,
     STATE_CLEARED,

@@ -48,12 +48,26 @@ from codec._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED
 from codec._varint import byte_view
 from codec.errors import EncodeError
 
+
+class Shortened(Exception):
+    """Uncompiled: a list was cut, by another thread, between reads of its length and an item.
+
+    (Compiled, no other thread runs between the two: the walk holds the GIL.)
+    """
+
+
 if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and constants
     from builtins import len as PyDict_Size
     from builtins import len as PyList_GET_SIZE
     from builtins import len as PyTuple_GET_SIZE
-    from operator import getitem as PyList_GET_ITEM
     from operator import getitem as PyTuple_GET_ITEM
+
+    def PyList_GET_ITEM(items: list[Any], index: int) -> Any:  # the C name
+        """``items[index]``, or :class:`Shortened` if the list no longer reaches it."""
+        try:
+            return items[index]
+        except IndexError:
+            raise Shortened from None
 
     from codec._buffer import copy_bytes
     from codec._struct import (
@@ -574,23 +588,22 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
     _tag(tape, field)
     prefix = _open(tape)
-    if not cython.compiled and isinstance(items, list):
-        # Uncompiled, another thread can change the list between two bytecodes of the
-        # walk below: a copy is walked (compiled, the walk runs no Python code unseen).
-        items = list(items)
-    if (
-        isinstance(items, list)
-        and field.wire_type == VARINT
-        and field.kind != BOOL
-        and field.closed_enum is None
-    ):
-        _integers(tape, field, cython.cast(list, items))
-    elif isinstance(items, list):  # its items are read where they lie, as _message reads numbers
-        i = 0
-        while i < PyList_GET_SIZE(items):  # the list may change while an item is read
-            _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
-            i += 1
-    else:
+    try:
+        if (
+            isinstance(items, list)
+            and field.wire_type == VARINT
+            and field.kind != BOOL
+            and field.closed_enum is None
+        ):
+            _integers(tape, field, cython.cast(list, items))
+        elif isinstance(items, list):  # read where they lie, as _message reads numbers
+            i = 0
+            while i < PyList_GET_SIZE(items):  # the list may change while an item is read
+                _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
+                i += 1
+    except Shortened:  # uncompiled: another thread cut the list; what was read is written
+        pass
+    if not isinstance(items, list):
         for item in items:
             _element(tape, field, item)
     if tape.used == start + field.tag_size + 1:  # no items: nothing is written

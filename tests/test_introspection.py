@@ -43,9 +43,10 @@ SIGNATURES = {
 def test_classes_have_their_init_signature(cls: type) -> None:
     """Compiled, ``__init__`` is a slot wrapper; the class still tells its parameters."""
     assert str(inspect.signature(cls)) == SIGNATURES[cls]
-    assert f"{cls.__name__}{SIGNATURES[cls]}".split(" ->")[0] in pydoc.render_doc(
-        cls, renderer=pydoc.plaintext
-    )
+    # help() shows it under the class's name (3.13 breaks a long one over lines)
+    shown = pydoc.render_doc(cls, renderer=pydoc.plaintext).split("Methods defined here")[0]
+    assert f"{cls.__name__}(" in shown
+    assert all(f"{name}:" in shown for name in inspect.signature(cls).parameters)
 
 
 def test_every_public_compiled_class_has_a_signature() -> None:

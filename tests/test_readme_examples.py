@@ -1,10 +1,10 @@
-"""The README's ``dump`` and ``encode`` examples, run as written on ``examples/``.
+"""The ``dump`` and ``encode`` examples of the command-line page, run as written on ``examples/``.
 
-Each ``console`` block of the README whose commands read ``schema.pb`` is
+Each ``console`` block of ``docs/cli.md`` whose commands read ``schema.pb`` is
 parsed into commands (``$ ...``) and the lines they print, then run with bash
-in a copy of ``examples/`` after the README's own ``grpc_tools.protoc`` line
-made ``schema.pb``. A README that drifts from what the commands print, or an
-example file that drifts from the README, fails here.
+in a copy of ``examples/`` after the page's own ``grpc_tools.protoc`` line
+made ``schema.pb``. A page that drifts from what the commands print, or an
+example file that drifts from the page, fails here.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("grpc_tools", reason="the README's schema is compiled with grpcio-tools")
+pytest.importorskip("grpc_tools", reason="the examples' schema is compiled with grpcio-tools")
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+PAGE = (ROOT / "docs" / "cli.md").read_text()
 PROTOC = (
     "python -m grpc_tools.protoc --include_imports --descriptor_set_out=schema.pb"
     " -I. peerbench.proto"
@@ -34,7 +34,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("P
 def _console_blocks() -> list[list[tuple[str, list[str]]]]:
     """Each console block reading schema.pb, as (command, the lines it prints) pairs."""
     blocks = []
-    for body in re.findall(r"```console\n(.*?)```", README, re.DOTALL):
+    for body in re.findall(r"```console\n(.*?)```", PAGE, re.DOTALL):
         if "schema.pb" not in body:
             continue
         steps: list[tuple[str, list[str]]] = []
@@ -63,16 +63,16 @@ def _run(command: str, cwd: Path) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_the_readme_shows_the_dump_and_encode_examples() -> None:
+def test_the_page_shows_the_dump_and_encode_examples() -> None:
     assert len(BLOCKS) == 2
-    assert f"# or: {PROTOC}" in README
+    assert f"# or: {PROTOC}" in PAGE
 
 
 @pytest.mark.parametrize("block", range(len(BLOCKS)))
-def test_a_readme_example_prints_what_the_readme_says(tmp_path: Path, block: int) -> None:
+def test_an_example_prints_what_the_page_says(tmp_path: Path, block: int) -> None:
     for name in ("peerbench.proto", "samples.jsonl"):
         shutil.copy(ROOT / "examples" / name, tmp_path)
     assert _run(PROTOC, tmp_path) == []
-    assert _run(ENCODE, tmp_path) == []  # the README's first example makes samples.bin
+    assert _run(ENCODE, tmp_path) == []  # the page's first example makes samples.bin
     for command, expected in BLOCKS[block]:
         assert _run(command, tmp_path) == expected, command

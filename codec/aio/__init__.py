@@ -138,34 +138,84 @@ _PROTOCOL_OPTIONS = frozenset(
 # --- sources and flows: what a reader and a writer are connected to ----------
 
 
-class _Source(Protocol):
-    """Where a :class:`FramedReader`'s decoder gets bytes from."""
+class _Source:
+    """Where a :class:`FramedReader`'s decoder gets bytes from, and how that ended.
 
-    _received: int  # bytes handed to the decoder so far
+    Each source keeps the end of its reading the same way: ``_ended`` once no
+    more bytes will be decoded, with the error that ended it, if one did (the
+    connection's, or a frame timeout), which :meth:`wait_readable` raises once
+    the buffered frames are read.
+    """
 
-    async def _wait_readable(self) -> None:
+    def __init__(self) -> None:
+        self.received = 0  # bytes handed to the decoder so far
+        self._ended = False  # no more bytes will be decoded
+        self._error: BaseException | None = None  # raised once the buffered frames are read
+        self._error_tb: TracebackType | None = None  # its traceback when it was kept
+
+    def wants_frame_taken(self) -> bool:
+        """Whether the reader must call :meth:`frame_taken` after each frame, for now.
+
+        A source whose answer changes sets its reader's ``_notify`` itself.
+        """
+        raise NotImplementedError
+
+    async def wait_readable(self) -> None:
         """Return once more bytes or the end may be in the decoder; raise at the end."""
+        raise NotImplementedError
 
-    def _frame_taken(self) -> None:
-        """Called after each frame the reader takes out of the decoder."""
+    def frame_taken(self) -> None:
+        """Called after each frame the reader takes out of the decoder, if wanted."""
+        raise NotImplementedError
 
-    def _abort_reading(self) -> None:
-        """The decoder is poisoned: close the connection."""
+    def abort_reading(self) -> None:
+        """The decoder is poisoned: stop reading and close the connection."""
+        raise NotImplementedError
+
+    def _end_with(self, exc: BaseException) -> None:
+        """Reading ends with ``exc``, to be raised with its traceback of now."""
+        self._ended = True
+        self._error, self._error_tb = exc, exc.__traceback__
+
+    def _end_error(self) -> BaseException | None:
+        """What to raise if the reading has ended: its error, else ``EOFError``.
+
+        Returned, not raised: raised by the caller, a kept error's traceback
+        is the same on every call.
+        """
+        if self._error is not None:  # raised again as it was kept, not with every call's traceback
+            return self._error.with_traceback(self._error_tb)
+        if self._ended:
+            return EOFError("end of stream")
+        return None
 
 
 class _Flow(Protocol):
     """Flow control and connection state behind a :class:`FramedWriter`."""
 
-    async def _wait_writable(self) -> None:
+    # Whether the flow tells the writer when the connection closes; if not,
+    # send() asks the transport.
+    tells_closing: bool
+
+    def may_be_paused(self) -> bool:
+        """Whether writing may be paused now, so that ``asend()`` must ask.
+
+        A flow whose answer changes sets its writer's ``_may_wait`` itself.
+        """
+
+    async def wait_if_paused(self) -> None:
+        """``asend()``: return at once unless writing is paused, then as ``wait_writable``."""
+
+    async def wait_writable(self) -> None:
         """``drain()``: return when the transport is below its high-water mark.
 
         Raises ``ConnectionResetError`` once the connection is lost.
         """
 
-    def _close(self) -> None:
-        """Close the transport (after what was written)."""
+    def close_transport(self) -> None:
+        """Close the transport (it sends what it holds first)."""
 
-    async def _wait_closed(self) -> None:
+    async def wait_closed(self) -> None:
         """Return once the connection is closed."""
 
 
@@ -210,8 +260,8 @@ class FramedReader(Generic[M]):
     def __init__(self, decoder: FrameDecoder, source: _Source) -> None:
         self._decoder = decoder
         self._source = source
-        # Whether the source wants _frame_taken() calls (it may change it).
-        self._notify = True
+        # Whether to call source.frame_taken() (the source keeps it up to date).
+        self._notify = source.wants_frame_taken()
         self._turn = _TURN_CHECK  # frames to hand out before the clock is read
         self._turn_started = time.monotonic()  # when the current turn began
         self._fault: DecodeError | None = None  # the decoder's error, once seen
@@ -260,10 +310,7 @@ class FramedReader(Generic[M]):
         :class:`FramedProtocol`.
         """
         decoder = _frame_decoder(max_frame_size, strict, message_type, zero_copy)
-        source = _StreamSource(stream, decoder, frame_timeout)
-        reader = cls(decoder, source)
-        reader._notify = frame_timeout is not None
-        return reader
+        return cls(decoder, _StreamSource(stream, decoder, frame_timeout))
 
     @property
     def buffered(self) -> int:
@@ -274,7 +321,7 @@ class FramedReader(Generic[M]):
     def consumed(self) -> int:
         """Bytes of the stream taken so far: the frames handed out, each with its prefix as
         sent (a peer may pad prefixes), so the stream offset of the next frame."""
-        return self._source._received - self._decoder.buffered
+        return self._source.received - self._decoder.buffered
 
     def _take(self) -> Any:
         """The next complete frame, unconverted, or ``None``."""
@@ -284,7 +331,7 @@ class FramedReader(Generic[M]):
             self._failed(exc)
             raise
         if frame is not None and self._notify:
-            self._source._frame_taken()
+            self._source.frame_taken()
         return frame
 
     def _failed(self, exc: DecodeError) -> None:
@@ -294,7 +341,7 @@ class FramedReader(Generic[M]):
         otherwise add each call's traceback entries (and keep their frames)
         to those of the calls before.
         """
-        self._source._abort_reading()
+        self._source.abort_reading()
         if exc is not self._fault:
             self._fault, self._fault_tb = exc, exc.__traceback__
         else:
@@ -318,7 +365,7 @@ class FramedReader(Generic[M]):
         frame = None
         while frame is None:
             self._decoder.shrink()  # idle until bytes come: keep no large frame's window
-            await self._source._wait_readable()
+            await self._source.wait_readable()
             frame = self._take()
         return frame
 
@@ -342,7 +389,7 @@ class FramedReader(Generic[M]):
         if frame is None:
             frame = await self._wait_frame()
         elif self._notify:
-            self._source._frame_taken()
+            self._source.frame_taken()
         return frame  # type: ignore[no-any-return]
 
     def recv_nowait(self) -> M | None:
@@ -371,50 +418,48 @@ class FramedReader(Generic[M]):
             except EOFError:
                 raise StopAsyncIteration from None
         elif self._notify:
-            self._source._frame_taken()
+            self._source.frame_taken()
         return frame  # type: ignore[no-any-return]
 
 
-class _StreamSource:
+class _StreamSource(_Source):
     """A :class:`FramedReader` source over an ``asyncio.StreamReader`` (bytes copied in)."""
 
     def __init__(
         self, stream: asyncio.StreamReader, decoder: FrameDecoder, frame_timeout: float | None
     ) -> None:
+        super().__init__()
         self._stream = stream
         self._decoder = decoder
         self._frame_timeout = frame_timeout
         self._frame_started: float | None = None
-        self._error: BaseException | None = None
-        self._error_tb: TracebackType | None = None
-        self._ended = False
-        self._received = 0
 
-    async def _wait_readable(self) -> None:
-        if self._error is not None:
-            raise self._error.with_traceback(self._error_tb)
-        if self._ended:
-            raise EOFError("end of stream")
+    def wants_frame_taken(self) -> bool:
+        return self._frame_timeout is not None  # a frame's time starts when it is waited for
+
+    async def wait_readable(self) -> None:
+        if (error := self._end_error()) is not None:
+            raise error
         decoder = self._decoder
         timeout = self._frame_timeout
         if timeout is None or not decoder.frame_in_progress:
             self._frame_started = None
-            chunk = await self._read()
+            chunk = await self._read_chunk()
         else:
             loop = asyncio.get_running_loop()
             if self._frame_started is None:
                 self._frame_started = loop.time()
             try:
                 async with asyncio.timeout_at(self._frame_started + timeout):
-                    chunk = await self._read()
+                    chunk = await self._read_chunk()
             except TimeoutError:
                 if self._error is not None:  # the connection's own
                     raise
-                self._error = FrameTimeoutError(timeout)
-                self._ended = True
+                error = FrameTimeoutError(timeout)
+                self._end_with(error)
                 self._close_transport()
-                raise self._error from None
-        self._received += len(chunk)
+                raise error from None
+        self.received += len(chunk)
         try:
             if chunk:
                 decoder.feed(chunk)
@@ -425,18 +470,17 @@ class _StreamSource:
             self._ended = True
             self._close_transport()
 
-    async def _read(self) -> bytes:
+    async def _read_chunk(self) -> bytes:
         try:
             return await self._stream.read(_STREAM_READ_SIZE)
         except OSError as exc:  # the connection's error: kept, as the stream keeps it
-            self._error, self._error_tb = exc, exc.__traceback__
-            self._ended = True
+            self._end_with(exc)
             raise
 
-    def _frame_taken(self) -> None:
+    def frame_taken(self) -> None:
         self._frame_started = None  # the next frame's time starts when it is waited for
 
-    def _abort_reading(self) -> None:
+    def abort_reading(self) -> None:
         self._ended = True
         self._close_transport()
 
@@ -446,6 +490,166 @@ class _StreamSource:
         transport = getattr(self._stream, "_transport", None)
         if transport is not None:
             transport.close()
+
+
+class _TransportSource(_Source):
+    """A :class:`FramedReader` source on :class:`FramedProtocol`: bytes land in the decoder.
+
+    The protocol passes on the transport's reading callbacks:
+    :meth:`connection_made`, :meth:`get_buffer`/:meth:`buffer_updated`, and
+    the end of the stream or of the connection (:meth:`end`). The source
+    pauses and resumes the transport's reading, times incomplete frames and
+    keeps its reader's ``_notify`` equal to :meth:`wants_frame_taken`.
+    """
+
+    def __init__(
+        self,
+        decoder: FrameDecoder,
+        read_high_water: int,
+        read_low_water: int,
+        frame_timeout: float | None,
+        close_connection: Callable[[], None],
+    ) -> None:
+        super().__init__()
+        self._decoder = decoder
+        self._read_high = read_high_water
+        self._read_low = read_low_water
+        self._frame_timeout = frame_timeout
+        self._close_connection = close_connection  # the protocol's: later sends are refused
+        self._transport: asyncio.Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._reading_paused = False
+        self.clean_end = False  # the stream ended at a frame boundary
+        self._timer: asyncio.TimerHandle | None = None
+        self._scratch: bytearray | None = None
+        self.reader: FramedReader[Any] = FramedReader(decoder, self)
+
+    def wants_frame_taken(self) -> bool:
+        # While paused, to resume; with a frame timeout, to time the next frame.
+        return self._reading_paused or self._frame_timeout is not None
+
+    # --- told by the protocol ---
+
+    def connection_made(
+        self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self._transport = transport
+        self._loop = loop
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._ended:  # only if the transport reads on after close(): discard
+            if self._scratch is None:
+                self._scratch = bytearray(4096)
+            return memoryview(self._scratch)
+        return self._decoder.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._ended:
+            return
+        self.received += nbytes
+        decoder = self._decoder
+        try:
+            decoder.buffer_updated(nbytes)
+        except DecodeError:  # poisoned: next_frame() raises it after the frames before
+            self.abort_reading()
+            return
+        if decoder.frame_in_progress:
+            if self._frame_timeout is not None and self._timer is None:
+                self._start_timer()
+            return
+        # The next frame is complete.
+        self._cancel_timer()
+        self._wake_reader()
+        if decoder.buffered >= self._read_high and not self._reading_paused:
+            self._pause_reading()
+
+    def end(self, exc: BaseException | None) -> None:
+        """No more bytes will come (``exc``: the connection's error): check the decoder's end."""
+        if not self._ended:
+            if exc is not None:
+                self._end_with(exc)
+            else:
+                self._ended = True
+                try:
+                    self._decoder.feed_eof()
+                except DecodeError:  # truncated: next_frame() raises it after the frames
+                    pass
+                else:
+                    self.clean_end = True
+        self._cancel_timer()
+        self._wake_reader()
+
+    # --- asked by the reader ---
+
+    async def wait_readable(self) -> None:
+        if (error := self._end_error()) is not None:
+            raise error
+        if self._waiter is not None:
+            raise RuntimeError("recv() called while another task is already waiting in recv()")
+        if self._reading_paused:  # not reached in practice: pausing needs a complete frame
+            self._resume_reading()
+        assert self._loop is not None
+        self._waiter = waiter = self._loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def frame_taken(self) -> None:
+        if self._reading_paused:
+            decoder = self._decoder
+            if decoder.buffered <= self._read_low or decoder.frame_in_progress:
+                self._resume_reading()
+        if (
+            self._frame_timeout is not None
+            and self._timer is None
+            and not self._ended
+            and self._decoder.frame_in_progress
+        ):
+            self._start_timer()
+
+    def abort_reading(self) -> None:
+        self._ended = True
+        self._close_connection()
+        self.end(None)
+
+    # --- reading paused, frames timed ---
+
+    def _wake_reader(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _pause_reading(self) -> None:
+        assert self._transport is not None
+        self._reading_paused = True
+        self.reader._notify = self.wants_frame_taken()
+        self._transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        self._reading_paused = False
+        self.reader._notify = self.wants_frame_taken()
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.resume_reading()
+
+    def _start_timer(self) -> None:
+        assert self._loop is not None and self._frame_timeout is not None
+        self._timer = self._loop.call_later(self._frame_timeout, self._frame_timed_out)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _frame_timed_out(self) -> None:
+        self._timer = None
+        if self._ended or not self._decoder.frame_in_progress:
+            return
+        assert self._frame_timeout is not None
+        self.end(FrameTimeoutError(self._frame_timeout))
+        self._close_connection()
 
 
 # --- writer -------------------------------------------------------------------
@@ -481,13 +685,11 @@ class FramedWriter:
         self._spares: list[FrameEncoder] = []
         self._flush_scheduled = False
         self._closing = False  # close(), write_eof() or abort() called
-        self._lost = False  # the connection is lost or closing (set by the protocol)
-        self._refusing = False  # either of the above: send() raises
-        # Whether asend() must ask the flow: the protocol keeps this equal to
-        # "writing is paused"; a StreamWriter's flow is always asked.
-        self._may_wait = True
-        # A StreamWriter's transport may be closed behind our back: check it on send().
-        self._poll_transport = isinstance(flow, _StreamFlow)
+        self._refusing = False  # send() raises: that, or the connection is closing
+        # Whether asend() must ask the flow (the flow keeps it up to date).
+        self._may_wait = flow.may_be_paused()
+        # A transport that may close unbeknown to the flow is checked on send().
+        self._poll_transport = not flow.tells_closing
         self._flush_size = _FLUSH_SIZE
         self._update_flush_size()
 
@@ -558,7 +760,7 @@ class FramedWriter:
         """:meth:`send`, then wait while the transport is above its high-water mark."""
         self.send(message)
         if self._may_wait:
-            await self._wait_if_paused()
+            await self._flow.wait_if_paused()
 
     async def drain(self) -> None:
         """Hand pending frames to the transport now; wait while it is above its high-water mark.
@@ -566,7 +768,7 @@ class FramedWriter:
         Raises ``ConnectionResetError`` if the connection is lost.
         """
         self._flush()
-        await self._flow._wait_writable()
+        await self._flow.wait_writable()
 
     def flush(self) -> None:
         """Hand pending frames to the transport now, without waiting.
@@ -576,23 +778,14 @@ class FramedWriter:
         """
         self._flush()
 
-    async def _wait_if_paused(self) -> None:
-        if self._poll_transport:
-            # A StreamWriter pauses above the high-water mark until back at
-            # the low-water mark: only then can drain() have to wait.
-            transport = self._transport
-            if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[0]:
-                return
-        await self._flow._wait_writable()
-
     def _refuse(self) -> None:
         if self._closing:
             raise RuntimeError("cannot send after close(), write_eof() or abort()")
         raise ConnectionResetError("the connection is closed or closing")
 
     def _connection_closing(self) -> None:
-        """The protocol's word that the connection is closing or lost."""
-        self._lost = self._refusing = True
+        """The flow's word that the connection is closing or lost."""
+        self._refusing = True
 
     def _flush(self) -> None:
         """Give the pending frames to the transport; never touch a buffer it still holds."""
@@ -658,7 +851,7 @@ class FramedWriter:
     def close(self) -> None:
         """Flush pending frames and close the transport (it sends what it holds first)."""
         self._stop_sending()
-        self._flow._close()
+        self._flow.close_transport()
 
     def _stop_sending(self) -> None:
         """Flush what is pending (once), then refuse further sends."""
@@ -673,7 +866,7 @@ class FramedWriter:
 
     async def wait_closed(self) -> None:
         """Wait until the connection is closed (never raises the connection's error)."""
-        await self._flow._wait_closed()
+        await self._flow.wait_closed()
 
     async def __aenter__(self) -> FramedWriter:
         return self
@@ -686,19 +879,106 @@ class FramedWriter:
 class _StreamFlow:
     """A :class:`FramedWriter` flow over an ``asyncio.StreamWriter``."""
 
+    tells_closing = False  # the stream's protocol is told, not this flow
+
     def __init__(self, stream: asyncio.StreamWriter) -> None:
         self._stream = stream
         self._transport = stream.transport
 
-    async def _wait_writable(self) -> None:
+    def may_be_paused(self) -> bool:
+        return True  # only the stream's protocol knows
+
+    async def wait_if_paused(self) -> None:
+        # A StreamWriter pauses above the high-water mark until back at the
+        # low-water mark: only then can drain() have to wait.
+        transport = self._transport
+        if transport.get_write_buffer_size() > transport.get_write_buffer_limits()[0]:
+            await self._stream.drain()
+
+    async def wait_writable(self) -> None:
         await self._stream.drain()
 
-    def _close(self) -> None:
+    def close_transport(self) -> None:
         self._stream.close()
 
-    async def _wait_closed(self) -> None:
+    async def wait_closed(self) -> None:
         with contextlib.suppress(OSError):  # reported by recv()/drain()
             await self._stream.wait_closed()
+
+
+class _TransportFlow:
+    """A :class:`FramedWriter` flow on :class:`FramedProtocol`, told what the protocol is told.
+
+    The protocol passes on ``pause_writing()``/``resume_writing()`` (to
+    :meth:`pause`/:meth:`resume`) and the connection's end; the flow keeps
+    the writer's ``_may_wait`` equal to "writing is paused", so that
+    ``asend()`` asks it only then.
+    """
+
+    tells_closing = True
+
+    def __init__(self, transport: asyncio.Transport, max_frame_size: int) -> None:
+        self._transport = transport
+        self._loop = asyncio.get_running_loop()
+        self._paused = False
+        self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._lost = False
+        self._closed = self._loop.create_future()
+        self.writer = FramedWriter(transport, self, max_frame_size=max_frame_size)
+
+    # --- told by the protocol ---
+
+    def pause(self) -> None:
+        self._paused = self.writer._may_wait = True
+
+    def resume(self) -> None:
+        self._paused = self.writer._may_wait = False
+        self._wake_drain_waiters(failed=False)
+
+    def connection_closing(self) -> None:
+        """The connection is closing (or lost): the writer refuses sends from now on."""
+        self.writer._connection_closing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        self.writer._connection_closing()
+        self._wake_drain_waiters(failed=exc is not None)
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    def _wake_drain_waiters(self, failed: bool) -> None:
+        """Let the waiting drains return, or with ``failed`` raise ``ConnectionResetError``."""
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                if failed:
+                    waiter.set_exception(ConnectionResetError("connection lost"))
+                else:
+                    waiter.set_result(None)
+
+    # --- asked by the writer ---
+
+    def may_be_paused(self) -> bool:
+        return self._paused
+
+    async def wait_writable(self) -> None:
+        if self._lost:
+            raise ConnectionResetError("connection lost")
+        if not self._paused:
+            return
+        waiter = self._loop.create_future()
+        self._drain_waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            self._drain_waiters.remove(waiter)
+
+    wait_if_paused = wait_writable  # asked only while paused (the writer's _may_wait)
+
+    def close_transport(self) -> None:
+        self._transport.close()
+
+    async def wait_closed(self) -> None:
+        await asyncio.shield(self._closed)
 
 
 # --- the protocol ---------------------------------------------------------------
@@ -758,57 +1038,40 @@ class FramedProtocol(asyncio.BufferedProtocol):
         if frame_timeout is not None and not frame_timeout > 0:
             raise ValueError(f"frame_timeout must be positive, got {frame_timeout}")
         _check_write_limits(write_high_water, write_low_water)
-        self._decoder = _frame_decoder(max_frame_size, strict, message_type, zero_copy)
+        decoder = _frame_decoder(max_frame_size, strict, message_type, zero_copy)
+        self._source = _TransportSource(
+            decoder, read_high_water, read_low_water, frame_timeout, self._close_connection
+        )
+        self.reader: FramedReader[Any] = self._source.reader
+        self._flow: _TransportFlow | None = None  # and the writer, from connection_made
         self._max_frame_size = max_frame_size
-        self._read_high = read_high_water
-        self._read_low = read_low_water
         self._write_limits = (write_high_water, write_low_water)
-        self._frame_timeout = frame_timeout
         self._client_connected_cb = client_connected_cb
-        self.reader: FramedReader[Any] = FramedReader(self._decoder, self)
-        self.reader._notify = frame_timeout is not None  # and while reading is paused
-        self._writer: FramedWriter | None = None
         self._transport: asyncio.Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Future[Any] | None = None
-        # reading
-        self._waiter: asyncio.Future[None] | None = None
-        self._reading_paused = False
-        self._ended = False  # no more bytes will be decoded
-        self._received = 0  # bytes handed to the decoder
-        self._clean_end = False  # ... and the stream ended at a frame boundary
-        self._error: BaseException | None = None  # raised once the buffered frames are read
-        self._error_tb: TracebackType | None = None  # its traceback when it was kept
-        self._timer: asyncio.TimerHandle | None = None
-        self._scratch: bytearray | None = None
-        # writing
-        self._write_paused = False
-        self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-        self._lost = False
-        self._closed: asyncio.Future[None] | None = None
 
     @property
     def writer(self) -> FramedWriter:
-        if self._writer is None:
+        if self._flow is None:
             raise RuntimeError("not connected yet")
-        return self._writer
+        return self._flow.writer
 
-    # --- asyncio callbacks ---
+    # --- asyncio callbacks: reading goes to the reader's source, writing to the writer's flow ---
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport = cast(asyncio.Transport, transport)
         self._loop = loop = asyncio.get_running_loop()
-        self._closed = loop.create_future()
+        self._source.connection_made(transport, loop)
         high, low = self._write_limits
         if high is not None or low is not None:
             transport.set_write_buffer_limits(high, low)
-        self._writer = FramedWriter(transport, self, max_frame_size=self._max_frame_size)
-        self._writer._may_wait = False
+        self._flow = flow = _TransportFlow(transport, self._max_frame_size)
         callback = self._client_connected_cb
         if callback is None:
             return
         try:
-            result = callback(self.reader, self._writer)
+            result = callback(self.reader, flow.writer)
         except Exception as exc:
             # Raised inside connection_made, the error would reach the loop's
             # handler with the connection left open for good: nothing else
@@ -822,6 +1085,38 @@ class FramedProtocol(asyncio.BufferedProtocol):
             self._task = loop.create_task(result)
             self._task.add_done_callback(self._callback_done)
 
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._source.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._source.buffer_updated(nbytes)
+
+    def eof_received(self) -> bool:
+        self._source.end(None)
+        # Keep the transport open for writing (half-close), as StreamReaderProtocol
+        # does, unless the stream was cut inside a frame or runs over TLS.
+        assert self._transport is not None
+        if self._source.clean_end and self._transport.get_extra_info("sslcontext") is None:
+            return True
+        if self._flow is not None:
+            self._flow.connection_closing()  # the transport closes itself
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._source.end(exc)
+        if self._flow is not None:
+            self._flow.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self._flow is not None:
+            self._flow.pause()
+
+    def resume_writing(self) -> None:
+        if self._flow is not None:
+            self._flow.resume()
+
+    # --- the handler ---
+
     def _callback_done(self, task: asyncio.Future[Any]) -> None:
         # The connection belongs to the coroutine: once the coroutine has
         # finished, the connection is closed, whatever the outcome.
@@ -831,8 +1126,8 @@ class FramedProtocol(asyncio.BufferedProtocol):
         self._task = None
         exc = None if task.cancelled() else task.exception()
         if exc is None:
-            if self._writer is not None:
-                self._writer.close()  # after the frames it sent
+            if self._flow is not None:
+                self._flow.writer.close()  # after the frames it sent
             return
         self._handler_failed(exc)
 
@@ -849,183 +1144,12 @@ class FramedProtocol(asyncio.BufferedProtocol):
             )
         self._close_connection()
 
-    def get_buffer(self, sizehint: int) -> memoryview:
-        if self._ended:  # only if the transport reads on after close(): discard
-            if self._scratch is None:
-                self._scratch = bytearray(4096)
-            return memoryview(self._scratch)
-        return self._decoder.get_buffer(sizehint)
-
-    def buffer_updated(self, nbytes: int) -> None:
-        if self._ended:
-            return
-        self._received += nbytes
-        decoder = self._decoder
-        try:
-            decoder.buffer_updated(nbytes)
-        except DecodeError:  # poisoned: next_frame() raises it after the frames before
-            self._abort_reading()
-            return
-        if decoder.frame_in_progress:
-            if self._frame_timeout is not None and self._timer is None:
-                self._start_timer()
-            return
-        # The next frame is complete.
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        if decoder.buffered >= self._read_high and not self._reading_paused:
-            assert self._transport is not None
-            self._reading_paused = True
-            self.reader._notify = True
-            self._transport.pause_reading()
-
-    def eof_received(self) -> bool:
-        self._end(None)
-        # Keep the transport open for writing (half-close), as StreamReaderProtocol
-        # does, unless the stream was cut inside a frame or runs over TLS.
-        assert self._transport is not None
-        if self._clean_end and self._transport.get_extra_info("sslcontext") is None:
-            return True
-        if self._writer is not None:
-            self._writer._connection_closing()  # the transport closes itself
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._end(exc)
-        self._lost = True
-        if self._writer is not None:
-            self._writer._connection_closing()
-        for waiter in self._drain_waiters:
-            if not waiter.done():
-                if exc is None:
-                    waiter.set_result(None)
-                else:
-                    waiter.set_exception(ConnectionResetError("connection lost"))
-        if self._closed is not None and not self._closed.done():
-            self._closed.set_result(None)
-
-    def pause_writing(self) -> None:
-        self._write_paused = True
-        if self._writer is not None:
-            self._writer._may_wait = True
-
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        if self._writer is not None:
-            self._writer._may_wait = False
-        for waiter in self._drain_waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    # --- reading ---
-
-    def _end(self, exc: BaseException | None) -> None:
-        """No more bytes will come: check the decoder's end, wake the reader."""
-        if not self._ended:
-            self._ended = True
-            if exc is not None:
-                self._error, self._error_tb = exc, exc.__traceback__
-            else:
-                try:
-                    self._decoder.feed_eof()
-                except DecodeError:  # truncated: next_frame() raises it after the frames
-                    pass
-                else:
-                    self._clean_end = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _abort_reading(self) -> None:
-        """The decoder is poisoned: stop reading and close the connection."""
-        self._ended = True
-        self._close_connection()
-        self._end(None)
-
-    async def _wait_readable(self) -> None:
-        if self._error is not None:  # raised again as it was kept, not with every call's traceback
-            raise self._error.with_traceback(self._error_tb)
-        if self._ended:
-            raise EOFError("end of stream")
-        if self._waiter is not None:
-            raise RuntimeError("recv() called while another task is already waiting in recv()")
-        if self._reading_paused:  # not reached in practice: pausing needs a complete frame
-            self._resume_reading()
-        assert self._loop is not None
-        self._waiter = waiter = self._loop.create_future()
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-
-    def _frame_taken(self) -> None:
-        if self._reading_paused:
-            decoder = self._decoder
-            if decoder.buffered <= self._read_low or decoder.frame_in_progress:
-                self._resume_reading()
-        if (
-            self._frame_timeout is not None
-            and self._timer is None
-            and not self._ended
-            and self._decoder.frame_in_progress
-        ):
-            self._start_timer()
-
-    def _resume_reading(self) -> None:
-        self._reading_paused = False
-        self.reader._notify = self._frame_timeout is not None
-        transport = self._transport
-        if transport is not None and not transport.is_closing():
-            transport.resume_reading()
-
-    def _start_timer(self) -> None:
-        assert self._loop is not None and self._frame_timeout is not None
-        self._timer = self._loop.call_later(self._frame_timeout, self._frame_timed_out)
-
-    def _frame_timed_out(self) -> None:
-        self._timer = None
-        if self._ended or not self._decoder.frame_in_progress:
-            return
-        assert self._frame_timeout is not None
-        self._end(FrameTimeoutError(self._frame_timeout))
-        self._close_connection()
-
     def _close_connection(self) -> None:
         """Close the transport (it still sends what it holds); later sends are refused."""
-        if self._writer is not None:
-            self._writer._connection_closing()
+        if self._flow is not None:
+            self._flow.connection_closing()
         if self._transport is not None:
             self._transport.close()
-
-    # --- writing (the _Flow of self.writer) ---
-
-    async def _wait_writable(self) -> None:
-        if self._lost:
-            raise ConnectionResetError("connection lost")
-        if not self._write_paused:
-            return
-        assert self._loop is not None
-        waiter = self._loop.create_future()
-        self._drain_waiters.append(waiter)
-        try:
-            await waiter
-        finally:
-            self._drain_waiters.remove(waiter)
-
-    def _close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
-
-    async def _wait_closed(self) -> None:
-        if self._closed is not None:
-            await asyncio.shield(self._closed)
 
 
 # --- helpers ------------------------------------------------------------------

@@ -58,11 +58,11 @@ from typing import Any
 import pytest
 from google.protobuf.internal.decoder import _DecodeVarint32  # type: ignore[attr-defined]
 from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
+from helpers.peerbench import Blob, Sample, samples
 
 import codec
 import codec.aio
 from codec import DecodeError, FrameTooLargeError, TruncatedError, VarintError
-from codec._peerbench import Blob, Sample, samples
 from codec.aio import FramedReader, FramedWriter, FrameTimeoutError
 
 TIMEOUT = 30.0  # per test body; the whole file takes a few seconds

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.peerbench import Sample
 
 import codec
 from codec import FrameDecoder, FrameEncoder, encode_frame_into, varint
-from codec._peerbench import Sample
 
 KiB = 1024
 MiB = 1024 * KiB

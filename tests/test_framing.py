@@ -45,6 +45,7 @@ from google.protobuf.internal import encoder as pb_encoder
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
 from helpers.misuse import Overlap, Reentrant, race
+from helpers.peerbench import Blob, Sample, sample
 from helpers.unchecked import unchecked
 from hypothesis import given
 from hypothesis import strategies as st
@@ -63,7 +64,6 @@ from codec import (
     encode_frame_into,
     varint,
 )
-from codec._peerbench import Blob, Sample, sample
 
 SAMPLE_FRAME = pb_encoder._VarintBytes(sample().ByteSize()) + sample().SerializeToString()
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from google.protobuf.internal import encoder as pb_encoder
+from helpers.peerbench import Sample, sample
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,7 +32,6 @@ from codec import (
     TruncatedError,
     VarintError,
 )
-from codec._peerbench import Sample, sample
 
 ErrorInfo = tuple[type, int | None, int | None] | None
 Result = tuple[list[Any], ErrorInfo]

@@ -20,11 +20,11 @@ from types import GenericAlias
 from typing import Any
 
 import pytest
+from helpers.peerbench import Sample
 
 import codec
 from codec import _struct
 from codec._decode import Decoder
-from codec._peerbench import Sample
 from codec.framing import FrameDecoder
 
 STUB = Path(codec.__file__).with_name("_generic.pyi")

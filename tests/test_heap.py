@@ -18,14 +18,15 @@ from typing import Any
 
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers import peerbench as _peerbench
 from helpers.heap import measure, trace_memray
+from helpers.peerbench import Blob, Sample
 
 from codec import (
     COMPILED,
     FrameDecoder,
     FrameEncoder,
     FrameTooLargeError,
-    _peerbench,
     decode,
     encode,
     from_pb2,
@@ -33,7 +34,6 @@ from codec import (
     to_pb2,
     varint,
 )
-from codec._peerbench import Blob, Sample
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -1313,7 +1313,7 @@ def _public_names(cls: type) -> list[str]:
 _PROBE = """
 import json, sys, numpy
 import codec
-from codec import _peerbench
+import peerbench as _peerbench
 import codec.profiler
 print(json.dumps(["compiled", codec.COMPILED]), flush=True)
 for label, cls_name, call in json.loads(sys.argv[1]):
@@ -1337,7 +1337,9 @@ for label, cls_name, call in json.loads(sys.argv[1]):
 
 def _probe(cases: list[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:
     """Run the calls in a child process (a crash must not take pytest down with it)."""
-    env = dict(os.environ, PYTHONPATH=str(Path(codec.__file__).resolve().parent.parent))
+    # codec as the tests import it, then the repository root (peerbench.py)
+    paths = [Path(codec.__file__).resolve().parent.parent, Path(__file__).resolve().parent.parent]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, paths)))
     run = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(cases)],
         capture_output=True,

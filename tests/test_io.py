@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.peerbench import Sample, samples
 
 import codec
 from codec import FrameTooLargeError, TruncatedError, VarintError, varint
-from codec._peerbench import Sample, samples
 
 KiB = 1024
 SampleStruct = codec.struct(Sample)

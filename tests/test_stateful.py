@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.peerbench import Sample
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -43,7 +44,6 @@ from hypothesis.stateful import (
 )
 
 import codec
-from codec._peerbench import Sample
 
 LIMIT = 300  # small, so that frames over the limit and multi-byte prefixes are common
 PREFIX_MAX = 10

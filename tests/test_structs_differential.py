@@ -79,6 +79,7 @@ from google.protobuf import descriptor_pb2, wrappers_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
 from google.protobuf.message import DecodeError as ProtobufDecodeError
+from helpers import peerbench as _peerbench
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -95,7 +96,6 @@ from schemas.divergences import (
 )
 
 import codec
-from codec import _peerbench
 
 FD = FieldDescriptor
 ALL = all_classes()

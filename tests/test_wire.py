@@ -37,6 +37,7 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.encoder import _VarintBytes
 from helpers.misuse import Overlap, Reentrant, race
+from helpers.peerbench import Sample, sample
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,7 +63,6 @@ from codec import (
     WireWriter,
 )
 from codec._buffer import WriteBuffer
-from codec._peerbench import Sample, sample
 
 # --- the reference: a proto3 message built at test time ----------------------
 
@@ -892,7 +892,7 @@ def test_frame_with_nested_message_and_packed_column() -> None:
             writer.uint32(1, 3)
             writer.uint64(2, 10)
         writer.packed(3, "uint64", starts)
-    from codec._peerbench import Event, Frame
+    from helpers.peerbench import Event, Frame
 
     expected = Frame(index=42, events=[Event(scope_id=3, start_ns=10)], starts=starts.tolist())
     decoder = FrameDecoder(message_type=Frame)

@@ -4,6 +4,9 @@
   allocates after warm-up, traced by tracemalloc or memray;
 * ``misuse``: values that call back into the codec, threads that race;
 * ``nesting``: profiler tracks whose scopes nest as a test says;
+* ``peerbench``: the benchmark records (``Sample``, ``Blob``, ``Trace``, ...),
+  defined once in ``peerbench.py`` at the repository root, which this module
+  appends to ``sys.path``;
 * ``unchecked``: values stored in a struct around the checks of assignment;
 * ``profiler_streams``: profiler frames, streams and packets built by hand, and
   the table of bad streams (``BAD_STREAMS``) with the error each one raises;

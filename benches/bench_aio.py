@@ -34,6 +34,7 @@ import importlib.util
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import peers
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
@@ -41,7 +42,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
 import codec.aio
-from codec._peerbench import Blob
+from peerbench import Blob
 
 SMALL = peers.sample_corpus(100_000)
 SMALL_STRUCTS = [codec.from_pb2(message) for message in SMALL.messages]

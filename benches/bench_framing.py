@@ -17,10 +17,10 @@ from __future__ import annotations
 import msgspec
 import peers
 import pytest
+from jobs import codec_decode, codec_encode, codec_split, codec_split_copy, codec_write
 from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
-from codec._peerbench import codec_decode, codec_encode, codec_split, codec_split_copy, codec_write
 
 CORPUS = peers.sample_corpus(1000)
 OPS = len(CORPUS.messages)

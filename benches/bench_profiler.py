@@ -58,13 +58,13 @@ from dataclasses import dataclass
 from time import perf_counter_ns
 from typing import Any, NamedTuple
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import numpy as np
 import peers
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from codec import FrameEncoder
-from codec._peerbench import Event
 from codec.profiler import (
     Frame,
     PacketWriter,
@@ -76,6 +76,7 @@ from codec.profiler import (
     TrackScopes,
 )
 from codec.profiler.analysis import chrome_json_size, puffin_stream_size
+from peerbench import Event
 
 ROUND_SCOPES = 1000
 T0 = 1_700_000_000_000_000_000  # the simulated clock's start

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import msgspec
 import peers
 import pytest
+from jobs import codec_decode, codec_encode, naive_prefix_concat
 from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
-from codec import _peerbench
-from codec._peerbench import codec_decode, codec_encode, naive_prefix_concat
+import peerbench
 
 # --- the data, as pb2 messages, structs and msgspec Structs ---------------------------------
 
@@ -81,7 +82,7 @@ def _interval(m: Any) -> Interval:
     return Interval(start=m.start, end=m.end)
 
 
-TRACE = _peerbench.trace(1000)
+TRACE = peerbench.trace(1000)
 TRACE_BYTES = TRACE.SerializeToString()
 TRACE_STRUCT = codec.from_pb2(TRACE)
 TRACE_MSGSPEC = Trace(
@@ -94,14 +95,14 @@ TRACE_MSGSPEC = Trace(
 TRACE_MSGPACK = msgspec.msgpack.encode(TRACE_MSGSPEC)
 TraceStruct = type(TRACE_STRUCT)
 
-RECORDS = _peerbench.records(1000)
+RECORDS = peerbench.records(1000)
 RECORD_PAYLOADS = [m.SerializeToString() for m in RECORDS]
 RECORD_STREAM = bytes(naive_prefix_concat(RECORD_PAYLOADS))
 # codec writes map entries in upb's deterministic order; SerializeToString() need not.
 DETERMINISTIC = [m.SerializeToString(deterministic=True) for m in RECORDS]
 RECORD_DETERMINISTIC_STREAM = bytes(naive_prefix_concat(DETERMINISTIC))
 RECORD_STRUCTS = [codec.from_pb2(m) for m in RECORDS]
-RecordStruct = codec.struct(_peerbench.Record)
+RecordStruct = codec.struct(peerbench.Record)
 RECORD_MSGSPEC = [
     Record(
         **{
@@ -213,7 +214,7 @@ def test_w2_msgspec_encode(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w2-decode-read")
 def test_w2_upb_decode_read(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["baseline"] = True
-    run = lambda: read_trace(_peerbench.Trace.FromString(TRACE_BYTES))  # noqa: E731
+    run = lambda: read_trace(peerbench.Trace.FromString(TRACE_BYTES))  # noqa: E731
     assert benchmark(run) == TRACE_TOTAL
 
 
@@ -232,7 +233,7 @@ def test_w2_msgspec_decode_read(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w2-decode-only")
 def test_w2_upb_decode_only(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["baseline"] = True
-    assert benchmark(_peerbench.Trace.FromString, TRACE_BYTES).index == 7
+    assert benchmark(peerbench.Trace.FromString, TRACE_BYTES).index == 7
 
 
 @pytest.mark.benchmark(group="w2-decode-only")
@@ -278,7 +279,7 @@ def test_w3_msgspec_encode(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w3-decode-read-1000")
 def test_w3_upb_decode_read(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info.update(baseline=True, ops=1000)
-    run = lambda: read_records(peers.naive_decode(RECORD_STREAM, _peerbench.Record))  # noqa: E731
+    run = lambda: read_records(peers.naive_decode(RECORD_STREAM, peerbench.Record))  # noqa: E731
     assert benchmark(run) == RECORD_TOTAL
 
 
@@ -300,7 +301,7 @@ def test_w3_msgspec_decode_read(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="w3-decode-only-1000")
 def test_w3_upb_decode_only(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info.update(baseline=True, ops=1000)
-    assert len(benchmark(peers.naive_decode, RECORD_STREAM, _peerbench.Record)) == 1000
+    assert len(benchmark(peers.naive_decode, RECORD_STREAM, peerbench.Record)) == 1000
 
 
 @pytest.mark.benchmark(group="w3-decode-only-1000")

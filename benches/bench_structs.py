@@ -14,24 +14,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import msgspec
 import peers
 import pytest
+from jobs import codec_decode, codec_encode
 from pytest_benchmark.fixture import BenchmarkFixture
 
 import codec
-from codec import _peerbench
-from codec._peerbench import codec_decode, codec_encode
+import peerbench
 
 CORPUS = peers.sample_corpus(1000)
 OPS = len(CORPUS.messages)
 SampleStruct = codec.struct(peers.Sample)
 STRUCTS = [codec.from_pb2(message) for message in CORPUS.messages]
 
-FRAME = _peerbench.Frame(
+FRAME = peerbench.Frame(
     index=7,
     events=[
-        _peerbench.Event(scope_id=i % 97, start_ns=1_000_000 + 40 * i, end_ns=1_000_030 + 40 * i)
+        peerbench.Event(scope_id=i % 97, start_ns=1_000_000 + 40 * i, end_ns=1_000_030 + 40 * i)
         for i in range(1000)
     ],
     starts=list(range(0, 40_000, 40)),
@@ -102,7 +103,7 @@ def test_codec_encode_frame(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="structs-nested-decode")
 def test_upb_parse_frame(benchmark: BenchmarkFixture) -> None:
     benchmark.extra_info["baseline"] = True
-    assert benchmark(_peerbench.Frame.FromString, FRAME_BYTES) == FRAME
+    assert benchmark(peerbench.Frame.FromString, FRAME_BYTES) == FRAME
 
 
 @pytest.mark.benchmark(group="structs-nested-decode")

@@ -5,15 +5,16 @@ Run from the repository root::
     pytest benches/ --benchmark-only            # or: python -m pytest benches/ --benchmark-only
 
 (``python -m`` puts the repo root on ``sys.path``; plain ``pytest`` needs codec
-installed, e.g. ``pip install -e .``.) A plain ``pytest`` never collects this
-directory: pyproject's ``testpaths`` is ``["tests"]``. Benchmark files are
+installed, e.g. ``pip install -e .``; ``peerbench``, the records at the
+repository root, is found through ``_root.py``.) A plain ``pytest`` never
+collects this directory: pyproject's ``testpaths`` is ``["tests"]``. Benchmark files are
 named ``bench_*.py``, which pytest's default ``python_files`` would skip, so
 :func:`pytest_collect_file` below collects them as test modules whenever
 pytest walks ``benches/`` (a file named on the command line is collected by
 pytest itself). Benchmark functions are named ``test_*`` and use
 pytest-benchmark's ``benchmark`` fixture. ``benches/`` has no ``__init__.py``,
 so pytest's default import mode puts it on ``sys.path`` and bench files
-``import peers`` (the shared baselines).
+``import peers`` (the shared baselines) and ``jobs`` (the jobs they time).
 
 Conventions for benchmark functions (read by the ratio table):
 
@@ -26,9 +27,9 @@ Conventions for benchmark functions (read by the ratio table):
   ``benchmark.extra_info["ops"] = len(batch)``; times and ratios are per op
   (default 1), so a group may mix batch and single-item calls.
 
-At the end of the session the table (``codec._peerbench.ratio_table``, the
-one ``python -m codec bench`` prints) shows, for each group, each benchmark's
-mean ns per op and how many times faster it is than the group's baseline
+At the end of the session the table (``table.ratio_table``, the one
+``ratios.py`` and ``python -m codec bench`` print) shows, for each group, each
+benchmark's mean ns per op and how many times faster it is than the group's baseline
 (``baseline mean / mean``, > 1 is faster), plus in parentheses the same ratio
 by minimum times, which a busy machine disturbs less (when the two disagree,
 the run was noisy). Every figure comes from this run's measurements
@@ -49,8 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from codec._peerbench import Timing, describe_build, ratio_table
+from table import Timing, describe_build, ratio_table
 
 _RESULTS = pytest.StashKey[list[Timing]]()
 # The columns of the ratio table, after group and name.

@@ -22,24 +22,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import peers
 
 import codec
-from codec import _peerbench
+import peerbench
 
 
 def _w2_encode() -> Callable[[], object]:
-    trace = codec.from_pb2(_peerbench.trace(1000))
+    trace = codec.from_pb2(peerbench.trace(1000))
     return lambda: codec.encode(trace)
 
 
 def _w2_encode_upb() -> Callable[[], object]:
-    trace = _peerbench.trace(1000)
+    trace = peerbench.trace(1000)
     return trace.SerializeToString  # type: ignore[no-any-return]
 
 
 def _w3_encode() -> Callable[[], object]:
-    records = [codec.from_pb2(m) for m in _peerbench.records(1000)]
+    records = [codec.from_pb2(m) for m in peerbench.records(1000)]
     encoder = codec.FrameEncoder()
 
     def batch() -> None:
@@ -51,7 +52,7 @@ def _w3_encode() -> Callable[[], object]:
 
 
 def _w3_decode() -> Callable[[], object]:
-    records = [codec.from_pb2(m) for m in _peerbench.records(1000)]
+    records = [codec.from_pb2(m) for m in peerbench.records(1000)]
     data = [codec.encode(m) for m in records]
     decoder = codec.Decoder(type(records[0]))
 
@@ -63,14 +64,14 @@ def _w3_decode() -> Callable[[], object]:
 
 
 def _w2_decode() -> Callable[[], object]:
-    data = codec.encode(codec.from_pb2(_peerbench.trace(1000)))
-    cls = codec.struct(type(_peerbench.trace(1)))
+    data = codec.encode(codec.from_pb2(peerbench.trace(1000)))
+    cls = codec.struct(type(peerbench.trace(1)))
     return lambda: codec.decode(cls, data)
 
 
 def _w2_read() -> Callable[[], object]:
     """Read a sub-message, a repeated field and a scalar of each of 1,000 spans."""
-    spans = list(codec.from_pb2(_peerbench.trace(1000)).spans)
+    spans = list(codec.from_pb2(peerbench.trace(1000)).spans)
 
     def batch() -> None:
         for span in spans:

@@ -23,13 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import bench_struct_workloads as w
 import bench_structs as s
 import peers
+from jobs import codec_decode, codec_encode
 
 import codec
-from codec import _peerbench
-from codec._peerbench import codec_decode, codec_encode
+import peerbench
 
 ENCODER = codec.FrameEncoder()
 MSGSPEC_RECORDS = s.construct_all(s.SampleRecord)
@@ -64,24 +65,24 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "msgspec": lambda: w.read_samples([w.SAMPLE_DECODER.decode(p) for p in w.SAMPLE_MSGPACK]),
     },
     "W2 decode + read": {
-        "upb": lambda: w.read_trace(_peerbench.Trace.FromString(w.TRACE_BYTES)),
+        "upb": lambda: w.read_trace(peerbench.Trace.FromString(w.TRACE_BYTES)),
         "codec": lambda: w.read_trace(w.TRACE_DECODER.decode(w.TRACE_BYTES)),
         "msgspec": lambda: w.read_trace(w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK)),
     },
     "W3 decode + read": {
-        "upb": lambda: w.read_records(codec_decode(w.RECORD_STREAM, _peerbench.Record)),
+        "upb": lambda: w.read_records(codec_decode(w.RECORD_STREAM, peerbench.Record)),
         "codec": lambda: w.read_records(codec_decode(w.RECORD_STREAM, w.RECORD_DECODER)),
         "msgspec": lambda: w.read_records(
             [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK]
         ),
     },
     "W2 decode only": {
-        "upb": lambda: _peerbench.Trace.FromString(w.TRACE_BYTES),
+        "upb": lambda: peerbench.Trace.FromString(w.TRACE_BYTES),
         "codec": lambda: w.TRACE_DECODER.decode(w.TRACE_BYTES),
         "msgspec": lambda: w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK),
     },
     "W3 decode only": {
-        "upb": lambda: peers.naive_decode(w.RECORD_STREAM, _peerbench.Record),
+        "upb": lambda: peers.naive_decode(w.RECORD_STREAM, peerbench.Record),
         "codec": lambda: codec_decode(w.RECORD_STREAM, w.RECORD_DECODER),
         "msgspec": lambda: [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK],
     },

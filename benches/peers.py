@@ -6,8 +6,9 @@ benchmark divides by ``len(batch)`` for a per-message time (record it as
 ``benchmark.extra_info["ops"]``, see ``conftest.py``). Nothing here is timed
 on its own: benchmark files call these functions inside ``benchmark(...)``.
 
-The peers that need nothing but protobuf live in :mod:`codec._peerbench`,
-which ``python -m codec bench`` times too, and are re-exported here:
+The peers that need nothing but protobuf live in ``jobs.py``, with codec's
+way of doing each job, which ``ratios.py`` (``python -m codec bench``) times
+too; they are re-exported here:
 
 * the naive framed encode loop (``SerializeToString`` + ``_VarintBytes`` +
   ``bytearray +=``) and its prefix+concat half for ready payloads;
@@ -23,9 +24,10 @@ Defined here, as they need more than the package does:
 * msgspec's msgpack ``Encoder.encode_into`` of the equivalent tuple, the
   speed reference.
 
-Test data comes from :func:`sample_corpus`: ``n`` ``codec._peerbench.Sample``
-records (~35 bytes each, like ``codec._peerbench.sample()``) with varied,
-seeded values, their payloads, their tuples and their naive-framed stream.
+Test data comes from :func:`sample_corpus` (``jobs.py``): ``n``
+``peerbench.Sample`` records (~35 bytes each, like ``peerbench.sample()``)
+with varied, seeded values, their payloads, their tuples and their
+naive-framed stream.
 
 Run the benchmarks with ``pytest benches/ --benchmark-only`` from the repo root.
 """
@@ -36,22 +38,22 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import delimited_protobuf  # type: ignore[import-untyped]
 import msgspec
-
-from codec._peerbench import (
+from jobs import (
     Corpus,
-    Sample,
     SampleTuple,
     naive_decode,
     naive_encode,
     naive_prefix_concat,
     naive_split,
     parse_only,
-    sample,
     sample_corpus,
     serialize_only,
 )
+
+from peerbench import Sample, sample
 
 __all__ = [
     "Corpus",

@@ -618,6 +618,20 @@ def test_bench_quick_prints_a_ratio_table() -> None:
     assert all(ratio == "baseline" or ratio.endswith("x") for ratio in ratios)
 
 
+def test_bench_outside_a_checkout_says_where_it_looked(
+    cli: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The benchmarks are a checkout's benches/: an installed package has none to run."""
+    monkeypatch.setattr(codec, "__file__", str(tmp_path / "codec" / "__init__.py"))
+    for argv in (["bench", "--quick"], ["bench", "--suite"]):
+        result = cli(*argv)
+        assert (result.status, result.out) == (1, b"")
+        assert result.err == (
+            f"codec bench: no benches/ in {tmp_path.resolve()}: "
+            "the benchmarks run from a source checkout of codec\n"
+        )
+
+
 def test_encode_writes_maps_in_upbs_deterministic_order(cli: Any, files: Files) -> None:
     """The same message, its map given in two orders, encodes to the same bytes."""
     keys = [f"k{i}" for i in range(20)]

@@ -66,6 +66,7 @@ import asyncio
 import collections
 import contextlib
 import functools
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from types import TracebackType
@@ -119,21 +120,6 @@ _STREAM_READ_SIZE = 64 * 1024
 # long whatever the handler does with each frame.
 TURN_SECONDS = 0.001
 _TURN_CHECK = 16
-
-# Keyword arguments of the helpers that configure FramedProtocol; the rest go
-# to loop.create_connection / create_server.
-_PROTOCOL_OPTIONS = frozenset(
-    {
-        "max_frame_size",
-        "strict",
-        "zero_copy",
-        "read_high_water",
-        "read_low_water",
-        "write_high_water",
-        "write_low_water",
-        "frame_timeout",
-    }
-)
 
 
 # --- sources and flows: what a reader and a writer are connected to ----------
@@ -1181,9 +1167,24 @@ def _check_write_limits(high: int | None, low: int | None) -> None:
         raise ValueError(f"need 0 <= write_low_water ({low}) <= write_high_water ({high})")
 
 
-def _split_options(kwds: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    ours = {name: kwds.pop(name) for name in list(kwds) if name in _PROTOCOL_OPTIONS}
-    return ours, kwds
+# The keyword arguments of the helpers that go to FramedProtocol: its
+# parameters but the two that the helpers name; the rest go to
+# loop.create_connection / create_server.
+_PROTOCOL_OPTIONS = frozenset(inspect.signature(FramedProtocol).parameters) - {
+    "message_type",
+    "client_connected_cb",
+}
+
+
+def _protocol_factory(
+    message_type: Any, kwds: dict[str, Any], handler: Handler[Any] | None = None
+) -> tuple[Callable[[], FramedProtocol], dict[str, Any]]:
+    """A helper's protocol factory, with FramedProtocol's options of ``kwds``, and the rest."""
+    options = {name: kwds.pop(name) for name in list(kwds) if name in _PROTOCOL_OPTIONS}
+    factory = functools.partial(
+        FramedProtocol, message_type=message_type, client_connected_cb=handler, **options
+    )
+    return factory, kwds
 
 
 @overload
@@ -1214,11 +1215,11 @@ async def open_connection(
     Keyword arguments are :class:`FramedProtocol`'s options; the rest
     (``ssl``, ``local_addr``, ...) go to ``loop.create_connection``.
     """
-    options, loop_kwds = _split_options(kwds)
+    factory, loop_kwds = _protocol_factory(message_type, kwds)
     loop = asyncio.get_running_loop()
     # host and port may be None with sock=...; typeshed's overloads say otherwise.
     _, protocol = await loop.create_connection(
-        lambda: FramedProtocol(message_type=message_type, **options),
+        factory,
         host,  # type: ignore[arg-type]
         port,  # type: ignore[arg-type]
         **loop_kwds,
@@ -1238,11 +1239,9 @@ async def open_unix_connection(
     path: str | None = None, *, message_type: Any = None, **kwds: Any
 ) -> tuple[FramedReader[Any], FramedWriter]:
     """Connect to a Unix socket; like :func:`open_connection`."""
-    options, loop_kwds = _split_options(kwds)
+    factory, loop_kwds = _protocol_factory(message_type, kwds)
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.create_unix_connection(
-        lambda: FramedProtocol(message_type=message_type, **options), path, **loop_kwds
-    )
+    _, protocol = await loop.create_unix_connection(factory, path, **loop_kwds)
     return protocol.reader, protocol.writer
 
 
@@ -1282,10 +1281,10 @@ async def start_server(
     :class:`FramedProtocol`'s options; the rest (``ssl``, ``backlog``,
     ``reuse_port``, ...) go to ``loop.create_server``.
     """
-    options, loop_kwds = _split_options(kwds)
+    factory, loop_kwds = _protocol_factory(message_type, kwds, handler)
     loop = asyncio.get_running_loop()
     return await loop.create_server(
-        lambda: FramedProtocol(message_type=message_type, client_connected_cb=handler, **options),
+        factory,
         host,
         port,  # type: ignore[arg-type]  # a service name is accepted too
         **loop_kwds,
@@ -1308,10 +1307,6 @@ async def start_unix_server(
     handler: Handler[Any], path: str | None = None, *, message_type: Any = None, **kwds: Any
 ) -> asyncio.Server:
     """Serve a Unix socket; like :func:`start_server`."""
-    options, loop_kwds = _split_options(kwds)
+    factory, loop_kwds = _protocol_factory(message_type, kwds, handler)
     loop = asyncio.get_running_loop()
-    return await loop.create_unix_server(
-        lambda: FramedProtocol(message_type=message_type, client_connected_cb=handler, **options),
-        path,
-        **loop_kwds,
-    )
+    return await loop.create_unix_server(factory, path, **loop_kwds)

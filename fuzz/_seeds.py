@@ -13,12 +13,12 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from codec import _peerbench
-
 try:
     from fuzz import _schemas
 except ImportError:  # imported with fuzz/ on sys.path
     import _schemas  # type: ignore[no-redef]
+
+import peerbench  # found through the repository root, which _schemas put on sys.path
 
 
 def h(text: str) -> bytes:
@@ -136,12 +136,12 @@ def _valid_messages() -> dict[str, tuple[int, bytes]]:
     link.next.next.a = 3
 
     files = descriptor_pb2.FileDescriptorSet()
-    files.file.add().CopyFrom(_peerbench.file_descriptor())
+    files.file.add().CopyFrom(peerbench.file_descriptor())
 
     frame = _schemas.by_name("peerbench.Frame")(index=1, starts=[1, 2, 3])
     frame.events.add(scope_id=1, start_ns=10, end_ns=20, depth=1)
 
-    messages: list[Any] = [all_types, tree, record, groups, link, files, frame, _peerbench.sample()]
+    messages: list[Any] = [all_types, tree, record, groups, link, files, frame, peerbench.sample()]
     names = ["alltypes", "tree", "record", "groups", "link", "descriptor-set", "frame", "sample"]
     return {
         f"valid-{name}": (root, message.SerializeToString())

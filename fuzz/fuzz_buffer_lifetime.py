@@ -52,15 +52,14 @@ else:
     import codec
 
 try:
-    from fuzz import fuzz_frame_decoder
+    from fuzz import _schemas, fuzz_frame_decoder
 except ImportError:  # run as ``python fuzz/fuzz_buffer_lifetime.py``: fuzz/ is sys.path[0]
+    import _schemas  # type: ignore[no-redef]
     import fuzz_frame_decoder  # type: ignore[no-redef]
-
-from codec._peerbench import Blob
 
 LIMITS = (4096, 100_000, 64, 1 << 20)
 MAX_OPS = 64
-BLOB = codec.struct(Blob)
+BLOB = codec.struct(_schemas.by_name("peerbench.Blob"))
 
 
 class Program:

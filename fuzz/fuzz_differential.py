@@ -54,7 +54,7 @@ try:
 except ImportError:  # run as ``python fuzz/fuzz_differential.py``: fuzz/ is sys.path[0]
     import _schemas  # type: ignore[no-redef]
 
-from schemas.divergences import (
+from tests.schemas.divergences import (
     deterministic,
     has_proto2_invalid_utf8,
     has_unknown_map_entry,

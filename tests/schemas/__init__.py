@@ -5,11 +5,17 @@ session by ``grpc_tools.protoc`` (the protoc compiler bundled in the
 ``grpcio-tools`` wheel, called in-process by
 :func:`codec._descriptor_set.compile_protos`) into a ``FileDescriptorSet``;
 the classes are then built from that set
-with ``descriptor_pool`` + ``message_factory``, the way ``codec._peerbench``
-builds its own, so no protoc binary and no generated ``_pb2.py`` file is
-needed. Each file is also exposed as a ``_pb2``-style module
-(``DESCRIPTOR`` + one attribute per top-level message class), the shape
-``codec.load_structs`` takes.
+with ``descriptor_pool`` + ``message_factory``, the way ``peerbench.py`` (the
+benchmark records, at the repository root) builds its own, so no protoc binary
+and no generated ``_pb2.py`` file is needed. Each file is also exposed as a
+``_pb2``-style module (``DESCRIPTOR`` + one attribute per top-level message
+class), the shape ``codec.load_structs`` takes.
+
+The test modules import this package as ``schemas`` (pytest puts ``tests/`` on
+``sys.path``); the fuzz targets and figures import it as ``tests.schemas``,
+with the repository root on ``sys.path`` (``fuzz/_schemas.py``). So nothing
+here may import a module of ``tests/`` by a top-level name (``schemas.*``,
+``helpers.*``): ``tests/`` is on no ``sys.path`` of theirs.
 
 ``google/protobuf/descriptor.proto`` itself comes from the installed
 protobuf package (``google.protobuf.descriptor_pb2``); :data:`DESCRIPTOR_CLASSES`

@@ -857,7 +857,7 @@ def test_many_tiny_reads_keep_constant_state() -> None:
 
 @covers("F5")
 def test_flood_of_empty_frames_in_one_feed_is_all_delivered() -> None:
-    # Its speed is a figure of SECURITY.md (fuzz/measure.py), not an assertion here.
+    # Its speed is a figure of SECURITY.md (fuzz/figures/), not an assertion here.
     decoder = FrameDecoder()
     decoder.feed(bytes(300_000))
     count = sum(1 for _ in decoder)

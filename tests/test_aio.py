@@ -637,8 +637,8 @@ def test_a_burst_of_buffered_frames_lets_other_tasks_run(
     Counted, not timed: with turns of no time at all, the reader yields at
     each look at the clock, every ``_TURN_CHECK`` frames.
     """
-    monkeypatch.setattr(codec.aio, "TURN_SECONDS", 0.0)
-    every = codec.aio._TURN_CHECK
+    monkeypatch.setattr(codec.aio._reader, "TURN_SECONDS", 0.0)  # where the reader reads it
+    every = codec.aio._reader._TURN_CHECK
     count = 20_000
     burst = bytes(count)  # 20,000 empty frames
 

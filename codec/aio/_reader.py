@@ -521,7 +521,8 @@ class _TransportSource(_Source):
             decoder = self._decoder
             if decoder.buffered <= self._read_low or decoder.frame_in_progress:
                 self._resume_reading()
-        self._time_frame()
+        if self._frame_timeout is not None:  # else no call: this runs per frame while paused
+            self._time_frame()
 
     def abort_reading(self) -> None:
         self._ended = True

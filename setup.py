@@ -66,7 +66,7 @@ _ALWAYS_INLINE = [("CYTHON_INLINE", "inline __attribute__((always_inline))")]
 _INLINE_MACROS = (
     {}
     if os.name == "nt"
-    else {name: _ALWAYS_INLINE for name in ("codec._struct", "codec._encode", "codec._decode")}
+    else {f"codec.structs.{name}": _ALWAYS_INLINE for name in ("_struct", "_encode", "_decode")}
 )
 
 

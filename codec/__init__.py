@@ -15,8 +15,6 @@ from codec import _pure
 _pure.install()
 
 from codec import varint  # noqa: E402
-from codec._json import from_dict, from_json, to_dict, to_json  # noqa: E402
-from codec._message import Enum, Message  # noqa: E402
 from codec._pure import PurePythonWarning  # noqa: E402
 from codec.errors import (  # noqa: E402
     CodecError,
@@ -35,7 +33,9 @@ from codec.framing import (  # noqa: E402
     encode_frame_into,
 )
 from codec.io import read_frames, write_frames  # noqa: E402
-from codec.schema import (  # noqa: E402
+from codec.structs._json import from_dict, from_json, to_dict, to_json  # noqa: E402
+from codec.structs._message import Enum, Message  # noqa: E402
+from codec.structs._schema import (  # noqa: E402
     Struct,
     decode,
     encode,
@@ -70,9 +70,9 @@ if _typing.TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], Rep
         RepeatedMessages,
     )
 else:
-    from codec._decode import Decoder
-    from codec._struct import Entries, MessageEntries, Repeated, RepeatedMessages
     from codec.framing import FrameDecoder
+    from codec.structs._decode import Decoder
+    from codec.structs._struct import Entries, MessageEntries, Repeated, RepeatedMessages
 
 #: True when every module of the compiled core is loaded (not their .py source).
 COMPILED: bool = all(_sys.modules[name].COMPILED for name in _pure.CORE_MODULES)

@@ -32,7 +32,7 @@ from _typeshed import SupportsKeysAndGetItem
 from google.protobuf import message as pb2_message
 from typing_extensions import Buffer
 
-from codec._message import Message
+from codec.structs._message import Message
 
 # A struct class's instances: codec.decode(Span, data) is a Span.
 S = TypeVar("S", bound=Message)

@@ -42,17 +42,17 @@ COMPILED_MODULES = (
     "codec._wire",
     "codec._buffer",
     "codec.wire",
-    "codec._struct",
-    "codec._encode",
-    "codec._decode",
-    "codec._dispatch",
+    "codec.structs._struct",
+    "codec.structs._encode",
+    "codec.structs._decode",
+    "codec.structs._dispatch",
     "codec.framing",
     "codec.profiler._recorder",
 )
 
 # Imported as soon as the build is chosen; the profiler's recorder is loaded
 # with its package, on first use.
-CORE_MODULES = tuple(name for name in COMPILED_MODULES if name.count(".") == 1)
+CORE_MODULES = tuple(name for name in COMPILED_MODULES if not name.startswith("codec.profiler."))
 
 # Next to an extension module, the file holding the SHA-256 of its sources.
 RECORD_SUFFIX = ".source-sha256"

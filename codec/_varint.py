@@ -18,7 +18,7 @@ Two varint profiles exist:
   below 2**63) and minimal encodings only.
 
 One rule sits on top, in the message decoders (``codec.wire``,
-``codec._struct``) and not here: the size of a length-delimited field takes
+``codec.structs._struct``) and not here: the size of a length-delimited field takes
 at most 5 bytes (``codec.wire.MAX_SIZE_BYTES``), as upb reads it. Frame
 prefixes follow the profile alone.
 

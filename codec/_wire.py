@@ -1,7 +1,7 @@
 """The wire core: the protobuf rules that every encoder and decoder of the package shares.
 
 Strategy: ``codec.wire`` (the field-by-field writer and reader) and
-``codec._struct`` (structs) are two engines over one format, so each rule of
+``codec.structs._struct`` (structs) are two engines over one format, so each rule of
 the format is written here once and both cimport it: the wire types, the
 scalar kinds with their wire type, width and numpy dtype, and the reading of
 the framing items every decoder meets before it looks at a value: a tag, a

@@ -6,8 +6,8 @@ from libc.stdint cimport uint64_t
 from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, make_room, uninitialised,
 )
-from codec._dispatch cimport Parser, parser_for, payload_of
-from codec._encode cimport Tape, release, write_tape
+from codec.structs._dispatch cimport Parser, parser_for, payload_of
+from codec.structs._encode cimport Tape, release, write_tape
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )

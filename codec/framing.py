@@ -53,8 +53,6 @@ from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import byte_pointer, copy_bytes, make_room, uninitialised
-    from codec._dispatch import parser_for, payload_of
-    from codec._encode import Tape, release, write_tape
     from codec._varint import (
         acquire,
         varint_error,
@@ -63,6 +61,8 @@ if not cython.compiled:  # compiled, framing.pxd cimports these C functions
         varint_value,
         varint_write,
     )
+    from codec.structs._dispatch import parser_for, payload_of
+    from codec.structs._encode import Tape, release, write_tape
 from codec.errors import DecodeError, FrameTooLargeError, TruncatedError
 from codec.wire import Delimited, open_frame
 
@@ -146,7 +146,7 @@ def _put_message(
 ) -> int:
     """Write a message as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
 
-    :func:`~codec._dispatch.payload_of` says how (a struct's tape, or a bytes-like
+    :func:`~codec.structs._dispatch.payload_of` says how (a struct's tape, or a bytes-like
     payload), checking every value before anything is written, so a refused
     message leaves ``data`` as it was. ``offset`` is checked after that: the
     Python code a struct's values may run could have resized ``data``.

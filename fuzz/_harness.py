@@ -24,7 +24,13 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
-CORE_MODULES = ("codec._varint", "codec._buffer", "codec.framing", "codec.wire", "codec._struct")
+CORE_MODULES = (
+    "codec._varint",
+    "codec._buffer",
+    "codec.framing",
+    "codec.wire",
+    "codec.structs._struct",
+)
 
 
 def _instrument_module(atheris: ModuleType, module: ModuleType) -> int:

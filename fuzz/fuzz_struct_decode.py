@@ -66,7 +66,9 @@ def pick(data: bytes) -> tuple[Any, dict[str, Any], int, bytes]:
         "zero_copy": bool(options & ZERO_COPY),
         "numpy": bool(options & NUMPY),
         "max_depth": DEPTHS[(options >> 2) & 3],
-        "max_elements": SMALL_BUDGET if options & SMALL else codec.schema.DEFAULT_MAX_ELEMENTS,
+        "max_elements": SMALL_BUDGET
+        if options & SMALL
+        else codec.structs._schema.DEFAULT_MAX_ELEMENTS,
     }
     return cls, kwargs, CHUNKS[(options >> 5) & 3], bytes(data[2:])
 

@@ -33,10 +33,10 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from schemas import SCHEMA_DIR
 
 import codec
-from codec import _generate, _generated
-from codec._descriptor_set import compile_protos
 from codec.cli import main
 from codec.errors import SchemaError
+from codec.structs import _generate, _generated
+from codec.structs._descriptor_set import compile_protos
 from codec.wellknown import timestamp_structs
 
 ROOT = Path(codec.__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def test_the_wellknown_modules_are_what_the_generator_writes() -> None:
     for name, text in expected.items():
         assert (directory / name).read_text() == text, (
             f"codec/wellknown/{name} is stale: python -c "
-            '"from codec import _generate; _generate.write_well_known()"'
+            '"from codec.structs import _generate; _generate.write_well_known()"'
         )
 
 

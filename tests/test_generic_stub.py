@@ -23,9 +23,9 @@ import pytest
 from helpers.peerbench import Sample
 
 import codec
-from codec import _struct
-from codec._decode import Decoder
 from codec.framing import FrameDecoder
+from codec.structs import _struct
+from codec.structs._decode import Decoder
 
 STUB = Path(codec.__file__).with_name("_generic.pyi")
 CLASSES = {"Decoder": Decoder, "FrameDecoder": FrameDecoder}

@@ -34,8 +34,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # 
 from grpc import aio  # noqa: E402
 from schemas import SCHEMA_DIR  # noqa: E402
 
-from codec._descriptor_set import compile_protos  # noqa: E402
 from codec.cli import main  # noqa: E402
+from codec.structs._descriptor_set import compile_protos  # noqa: E402
 
 SERVICE = "grpc_echo.Echo"
 TIMEOUT = 10  # seconds, for each call and each stop

@@ -929,7 +929,7 @@ def test_max_elements_budget(cls: Any, element: bytes) -> None:
     else:
         data, prefix = element * count, 0
     codec.decode(struct_cls, data)  # the default budget
-    assert codec.schema.DEFAULT_MAX_ELEMENTS == 1_000_000
+    assert codec.structs._schema.DEFAULT_MAX_ELEMENTS == 1_000_000
     with pytest.raises(DecodeError) as info:
         codec.decode(struct_cls, data, max_elements=count - 1)
     assert type(info.value) is DecodeError and "max_elements" in str(info.value)
@@ -1396,9 +1396,9 @@ def test_objects_whose_init_never_ran_do_not_crash() -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        "codec._struct.unknown_of(None)",
-        "codec._struct.enable_fast_construction(None)",
-        "codec._struct.enable_fast_construction(3)",
+        "codec.structs._struct.unknown_of(None)",
+        "codec.structs._struct.enable_fast_construction(None)",
+        "codec.structs._struct.enable_fast_construction(3)",
     ],
 )
 def test_struct_helpers_reachable_from_python_check_their_arguments(call: str) -> None:
@@ -1444,7 +1444,7 @@ def test_containers_not_read_from_a_message_do_not_crash() -> None:
 
 @pytest.mark.skipif(not codec.COMPILED, reason="uncompiled, every helper is plain Python")
 def test_struct_helpers_that_trust_their_arguments_are_c_only() -> None:
-    from codec import _struct
+    from codec.structs import _struct
 
     for helper in ["new_struct", "message_size_at", "write_struct", "write_message_at"]:
         assert not hasattr(_struct, helper), helper
@@ -1572,7 +1572,7 @@ OPERATIONS = [
     "repr(m)", "codec.encode(m)", "m.SerializeToString()", "m.ByteSize()", "m.ListFields()",
     "m.IsInitialized()", "m == Extendable()", "m.HasExtension(X.i32)", "m.Extensions[X.i32]",
     "len(m.Extensions)", "codec.FrameEncoder().encode(m)", "m.MergeFrom(Extendable())",
-    "m.ClearExtension(X.i32)", "codec._struct.take_extensions(m, Plain())", "m.Clear()",
+    "m.ClearExtension(X.i32)", "codec.structs._struct.take_extensions(m, Plain())", "m.Clear()",
 ]
 for where in ("holder", "_113", "_114"):  # the hidden slot; a message extension's; a repeated one's
     for operation in OPERATIONS:

@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 from schemas import SCHEMA_DIR
 
 import codec
-from codec._descriptor_set import compile_protos
-from codec._message import Message
 from codec.cli import main
+from codec.structs._descriptor_set import compile_protos
+from codec.structs._message import Message
 
 FDP = descriptor_pb2.FieldDescriptorProto
 

@@ -83,7 +83,7 @@ from schemas.divergences import MESSAGE_TYPES, has_nan, is_map
 from schemas.strategies import INT_RANGES, scalar_values
 
 import codec
-from codec._extensions import extension_plan
+from codec.structs._extensions import extension_plan
 
 FD = FieldDescriptor
 

@@ -1,6 +1,6 @@
 """Structs that change while they are being encoded (finding E1).
 
-The encoder reads a struct once, onto a tape (see ``codec/_encode.py``),
+The encoder reads a struct once, onto a tape (see ``codec/structs/_encode.py``),
 then writes the tape with no Python code run. Python code can run while the
 struct is read: a value's ``__index__`` or ``__float__``, a sequence's
 ``__len__`` or ``__iter__``, a map key's ``__index__`` while the keys are

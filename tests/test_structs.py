@@ -313,7 +313,7 @@ def expected_default(field: FieldDescriptor) -> Any:
         return S(field.message_type)()
     default = field.default_value if field.has_default_value else ZERO.get(field.type, 0)
     if field.enum_type is not None:  # the enum's member: proto2 [default = ...], else the first
-        return codec.schema.enum_class(field.enum_type)(field.default_value)
+        return codec.structs._schema.enum_class(field.enum_type)(field.default_value)
     return default
 
 

@@ -1,4 +1,4 @@
-"""pb2's methods of the well-known types on struct classes (``codec._wellknown``), against pb2.
+"""pb2's methods of the well-known types on struct classes (``structs._wellknown``), against pb2.
 
 Every test is differential: the same call is made on a pb2 message and on a
 struct of the same content, and both must give equal results (normalized

@@ -2,12 +2,12 @@
 
 Strategy: the schema is a descriptor set (``-d``), read by the loader the
 other commands use, or ``.proto`` files compiled in-process by
-``grpc_tools.protoc`` (:func:`codec._descriptor_set.compile_protos`);
-:mod:`codec._generate` makes the text of each module (and
-:mod:`codec._generate_grpc` that of each gRPC module, with ``--grpc``), and
+``grpc_tools.protoc`` (:func:`codec.structs._descriptor_set.compile_protos`);
+:mod:`codec.structs._generate` makes the text of each module (and
+:mod:`codec.structs._generate_grpc` that of each gRPC module, with ``--grpc``), and
 this command writes the modules under ``-o`` and prints the path of each
 file written. It writes no ``__init__.py``: each directory is a namespace
-package (see :mod:`codec._generate`), so it warns when a package of the
+package (see :mod:`codec.structs._generate`), so it warns when a package of the
 modules is a regular package installed elsewhere, which would hide them.
 """
 
@@ -20,9 +20,9 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from codec import _generate, _generate_grpc
-from codec._descriptor_set import compile_protos, read_set
 from codec.cli import PROG, CliError
+from codec.structs import _generate, _generate_grpc
+from codec.structs._descriptor_set import compile_protos, read_set
 
 
 def generate(args: argparse.Namespace) -> int:

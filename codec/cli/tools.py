@@ -8,7 +8,7 @@ JSON lines, one message per line, and writes them with
 :func:`codec.write_frames`: through one reusable :class:`~codec.FrameEncoder`,
 to stdout in batches. Message classes are built at run time from a
 serialized ``FileDescriptorSet`` (``protoc --include_imports
---descriptor_set_out=FILE``) by :mod:`codec._descriptor_set`, the loader of
+--descriptor_set_out=FILE``) by :mod:`codec.structs._descriptor_set`, the loader of
 :func:`codec.load_structs`, so no generated ``_pb2`` module is needed; JSON
 follows protobuf's canonical JSON mapping (``google.protobuf.json_format``).
 
@@ -30,9 +30,9 @@ from google.protobuf import descriptor_pool, json_format
 from google.protobuf import message as pb_message
 
 import codec
-from codec._descriptor_set import Schema, load_schema
 from codec.cli import CliError, byte_size, positive_size
 from codec.errors import DecodeError, EncodeError
+from codec.structs._descriptor_set import Schema, load_schema
 
 # Bytes asked of the input per read in `dump`: the decoder's default receive
 # chunk, large enough to amortise a system call, small enough to print early.

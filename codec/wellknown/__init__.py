@@ -9,6 +9,6 @@ uses, and a type checker finds it. Importing one adds protobuf's descriptor
 of its file to codec's pool of generated files. ``descriptor.proto``, which
 changes with protobuf, has no module here. ``tests/test_generate.py``
 checks that each module is what the generator writes today; after a change
-to the generator, ``python -c "from codec import _generate;
+to the generator, ``python -c "from codec.structs import _generate;
 _generate.write_well_known()"`` writes them again.
 """

@@ -14,7 +14,7 @@ import collections.abc as _abc
 from typing import TYPE_CHECKING
 
 import codec as _codec
-from codec import _generated, _wellknown
+from codec.structs import _generated, _wellknown
 
 _FILE = "google/protobuf/field_mask.proto"
 

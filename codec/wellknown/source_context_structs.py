@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import codec as _codec
-from codec import _generated
+from codec.structs import _generated
 
 _FILE = "google/protobuf/source_context.proto"
 

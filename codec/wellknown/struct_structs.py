@@ -15,7 +15,7 @@ import typing as _typing
 from typing import TYPE_CHECKING
 
 import codec as _codec
-from codec import _generated, _wellknown
+from codec.structs import _generated, _wellknown
 
 _FILE = "google/protobuf/struct.proto"
 

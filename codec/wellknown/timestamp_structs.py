@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codec import _generated, _wellknown
+from codec.structs import _generated, _wellknown
 
 _FILE = "google/protobuf/timestamp.proto"
 

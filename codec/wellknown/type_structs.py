@@ -15,7 +15,7 @@ import typing as _typing
 from typing import TYPE_CHECKING
 
 import codec as _codec
-from codec import _generated
+from codec.structs import _generated
 from codec.wellknown import any_structs as _any_structs
 from codec.wellknown import source_context_structs as _source_context_structs
 

@@ -76,7 +76,7 @@ def generators() -> dict[str, tuple[Any, Callable[[int], bytes]]]:
 def main() -> None:
     _common.arguments(__doc__)
     size = 64 * KiB
-    budget = codec.schema.DEFAULT_MAX_ELEMENTS
+    budget = codec.structs._schema.DEFAULT_MAX_ELEMENTS
     worst = (0.0, "")
     worst_unit = (0.0, "")
     for name, (cls, make) in generators().items():

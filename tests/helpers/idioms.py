@@ -51,7 +51,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from schemas import everything_pb2, extensions_pb2, legacy_pb2
 
 import codec
-from codec.schema import enum_class
+from codec.structs._schema import enum_class
 
 __all__ = [
     "SAME",

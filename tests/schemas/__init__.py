@@ -3,7 +3,7 @@
 Strategy: the ``.proto`` files beside this module are compiled once per
 session by ``grpc_tools.protoc`` (the protoc compiler bundled in the
 ``grpcio-tools`` wheel, called in-process by
-:func:`codec._descriptor_set.compile_protos`) into a ``FileDescriptorSet``;
+:func:`codec.structs._descriptor_set.compile_protos`) into a ``FileDescriptorSet``;
 the classes are then built from that set
 with ``descriptor_pool`` + ``message_factory``, the way ``peerbench.py`` (the
 benchmark records, at the repository root) builds its own, so no protoc binary
@@ -33,7 +33,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 
-from codec._descriptor_set import compile_protos
+from codec.structs._descriptor_set import compile_protos
 
 __all__ = [
     "DESCRIPTOR_CLASSES",

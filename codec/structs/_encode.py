@@ -29,7 +29,7 @@ sorted in upb's deterministic order in a C array, without a Python object
 made. A message's extensions are its extensions' struct, written inline
 after its fields (one test of the plan for a message type without any).
 Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
-thread (``codec._struct.STACK_EXHAUSTED``).
+thread (``codec.structs._struct.STACK_EXHAUSTED``).
 
 This file is Cython pure-Python mode (types in ``_encode.pxd``).
 """
@@ -44,9 +44,9 @@ try:
 except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
-from codec._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED
 from codec._varint import byte_view
 from codec.errors import EncodeError
+from codec.structs._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED
 
 
 class Shortened(Exception):
@@ -70,27 +70,6 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
             raise Shortened from None
 
     from codec._buffer import copy_bytes
-    from codec._struct import (
-        SHAPE_DOUBLE,
-        SHAPE_INTEGER,
-        SHAPE_MESSAGE,
-        SHAPE_NUMBER,
-        SHAPE_PACKED,
-        SHAPE_TEXT,
-        FieldPlan,
-        MessagePlan,
-        Struct,
-        _check_member,
-        _encode_error,
-        _has,
-        _lent,
-        _lone_surrogate,
-        _sized,
-        _slot,
-        _type_of,
-        plan_of,
-        unknown_of,
-    )
     from codec._varint import varint_size, varint_write, varint_write_padded, write_le
     from codec._wire import (
         BOOL,
@@ -112,6 +91,27 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         plain_varint_bits,
         scalar_bits,
         zigzagged,
+    )
+    from codec.structs._struct import (
+        SHAPE_DOUBLE,
+        SHAPE_INTEGER,
+        SHAPE_MESSAGE,
+        SHAPE_NUMBER,
+        SHAPE_PACKED,
+        SHAPE_TEXT,
+        FieldPlan,
+        MessagePlan,
+        Struct,
+        _check_member,
+        _encode_error,
+        _has,
+        _lent,
+        _lone_surrogate,
+        _sized,
+        _slot,
+        _type_of,
+        plan_of,
+        unknown_of,
     )
 
 COMPILED: bool = cython.compiled

@@ -10,11 +10,11 @@ fields overwritten, sub-messages merged, repeated fields appended, map
 entries replaced), and a copy is a decode of an encoding. A method that
 fails changes nothing: the result is made aside and adopted whole.
 
-Copies go through the same encoding (pickling too; see :mod:`codec.schema`,
+Copies go through the same encoding (pickling too; see :mod:`codec.structs._schema`,
 which knows where a class can be found again).
 
 Extensions (``Extensions``, ``HasExtension``, ``ClearExtension``, and in
-``ListFields`` and the required-field walk) are :mod:`codec._extensions`'.
+``ListFields`` and the required-field walk) are :mod:`codec.structs._extensions`'.
 
 The methods are typed for a type checker as pb2's stubs type them, with the
 message's own class where pb2 takes or gives one (``FromString`` returns
@@ -32,10 +32,11 @@ from google.protobuf import message as pb2_message
 from google.protobuf import message_factory, text_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
-from codec._decode import decode
-from codec._encode import encode, message_size
-from codec._extensions import ExtensionDict, extension_items
-from codec._struct import (
+from codec.errors import EncodeError
+from codec.structs._decode import decode
+from codec.structs._encode import encode, message_size
+from codec.structs._extensions import ExtensionDict, extension_items
+from codec.structs._struct import (
     MessagePlan,
     Struct,
     negative_zero,
@@ -44,7 +45,6 @@ from codec._struct import (
     unknown_of,
     written,
 )
-from codec.errors import EncodeError
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # any contiguous buffer: bytes, memoryview, ...
@@ -207,7 +207,7 @@ class Enum(enum.IntEnum):
 
     ``Name``, ``Value``, ``keys``, ``values`` and ``items`` answer from the
     descriptor, as pb2's ``EnumTypeWrapper`` does, so they know every value,
-    the ones with no member too (see ``codec.schema.is_enum_member``).
+    the ones with no member too (see ``codec.structs._schema.is_enum_member``).
     """
 
     DESCRIPTOR: ClassVar[EnumDescriptor]  # set on each generated class

@@ -1,7 +1,7 @@
 """pb2's ``Extensions`` mapping over a struct's extensions.
 
 Strategy: a message type's extensions are the fields of a struct class of
-their own (see ``MessagePlan.extend`` in :mod:`codec._struct`), so this
+their own (see ``MessagePlan.extend`` in :mod:`codec.structs._struct`), so this
 module only maps pb2's interface onto that struct: an extension's
 ``FieldDescriptor`` names one of its fields, and getting, setting and
 clearing an extension is reading, assigning and clearing that field, with
@@ -23,7 +23,7 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from codec._struct import FieldPlan, MessagePlan, Struct, extensions_of, unset_part
+from codec.structs._struct import FieldPlan, MessagePlan, Struct, extensions_of, unset_part
 
 __all__ = ["ExtensionDict", "extension_items", "extension_plan"]
 

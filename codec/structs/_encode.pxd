@@ -9,7 +9,7 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove
 
-from codec._struct cimport (
+from codec.structs._struct cimport (
     SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED,
     FieldPlan, MessagePlan, Struct,
     _check_member, _encode_error, _has, _lent, _lone_surrogate, _sized, _slot,

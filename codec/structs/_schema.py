@@ -2,7 +2,7 @@
 
 Strategy: a descriptor (from a ``_pb2`` class, a ``_pb2`` module or a
 serialized ``FileDescriptorSet``) is compiled once into a
-:class:`~codec._struct.MessagePlan`, the table the compiled encoder and
+:class:`~codec.structs._struct.MessagePlan`, the table the compiled encoder and
 decoder walk, and into a class deriving from :class:`Struct` whose
 attributes are the message's field names. Plans and classes are cached per
 descriptor pool and full name, so one descriptor has one class, and classes
@@ -14,22 +14,22 @@ of a generated module's file (``python -m codec generate``) is named as
 that module holds it (``__module__`` the module, ``__qualname__`` its path
 in it, ``ChatMessage.Reaction``); any other is ``codec.structs.<full name>``.
 
-A struct class has pb2's methods (:mod:`codec._message`), its nested
+A struct class has pb2's methods (:mod:`codec.structs._message`), its nested
 message types and enum types as attributes, and the values of its nested
 enums as constants (``Config.FAST``), as a pb2 class has. Every enum type
 is an ``IntEnum``; an enum field reads as its member, or as a plain ``int``
 for a value an open enum does not declare.
 
 Each struct class is a heap type whose ``__slots__`` are the message's
-fields (see :mod:`codec._struct` for the object model). Struct semantics
+fields (see :mod:`codec.structs._struct` for the object model). Struct semantics
 follow pb2's: an unset scalar reads as its default (proto2 ``[default =
 ...]``, else the zero value); fields with explicit presence (proto2, proto3
 ``optional``, oneof members, sub-messages) are written when set, as
 ``HasField`` tells, and scalars with implicit presence (proto3) when not
 zero; an unset sub-message reads as an empty one, which becomes set once it
 is written to; repeated fields are lists with checked additions
-(:class:`~codec._struct.Repeated`), maps dicts with checked writes
-(:class:`~codec._struct.Entries`), unknown fields are kept
+(:class:`~codec.structs._struct.Repeated`), maps dicts with checked writes
+(:class:`~codec.structs._struct.Entries`), unknown fields are kept
 as bytes and written last. Assignments are
 checked as pb2 checks them. Encoding is byte-identical to upb's
 ``SerializeToString(deterministic=True)``.
@@ -37,7 +37,7 @@ checked as pb2 checks them. Encoding is byte-identical to upb's
 The extensions of a message type that its descriptor pool holds when its
 class is made become the fields of a second, hidden struct class (each
 named ``[full name]``, see ``MessagePlan.extend``), so they are planned by the
-same code as fields; :mod:`codec._extensions` gives them pb2's
+same code as fields; :mod:`codec.structs._extensions` gives them pb2's
 ``Extensions`` mapping. Extensions declared inside a message are class
 attributes of its struct class, as of its pb2 class.
 """
@@ -55,9 +55,12 @@ from typing import TYPE_CHECKING, Any, overload
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
-from codec import _struct, _wire
-from codec._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
-from codec._descriptor_set import (
+from codec import _wire
+from codec._introspection import struct_signature
+from codec.errors import SchemaError
+from codec.structs import _struct
+from codec.structs._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
+from codec.structs._descriptor_set import (
     build_schema,
     message_types,
     parse_set,
@@ -65,10 +68,9 @@ from codec._descriptor_set import (
     read_set,
     shared_module,
 )
-from codec._encode import encode
-from codec._encode import message_size as encoded_size
-from codec._introspection import struct_signature
-from codec._message import (
+from codec.structs._encode import encode
+from codec.structs._encode import message_size as encoded_size
+from codec.structs._message import (
     Enum,
     Message,
     check_required,
@@ -76,15 +78,14 @@ from codec._message import (
     requires,
     to_pb2,
 )
-from codec._struct import (
+from codec.structs._struct import (
     DEFAULT_MAX_DEPTH,
     FieldAccess,
     FieldPlan,
     MessagePlan,
     Struct,
 )
-from codec._wellknown import bases_of, converter_of
-from codec.errors import SchemaError
+from codec.structs._wellknown import bases_of, converter_of
 
 if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
@@ -235,7 +236,7 @@ def load_structs(source: Any) -> dict[str, type[Any]]:
     binary file open for reading; bytes that are not a set are a
     :class:`SchemaError`. Keys are full names (``"pkg.Msg"``, ``"pkg.Msg.Nested"``), sorted;
     enum types are there too, as ``IntEnum`` classes. A set is
-    built by :mod:`codec._descriptor_set`, as the command line builds one: its
+    built by :mod:`codec.structs._descriptor_set`, as the command line builds one: its
     files in dependency order, protobuf's well-known files found when the set
     leaves them out; a set that cannot be built raises a ``ValueError`` naming
     the file at fault. When every file of the set is in a generated module

@@ -36,12 +36,12 @@ except ImportError:  # the uncompiled build does not need Cython
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
-from codec._decode import Decoder
 from codec.errors import DecodeError, EncodeError
+from codec.structs._decode import Decoder
 
 if not cython.compiled:  # compiled, _dispatch.pxd cimports these
-    from codec._encode import measure
-    from codec._struct import Struct
+    from codec.structs._encode import measure
+    from codec.structs._struct import Struct
 
 COMPILED: bool = cython.compiled
 

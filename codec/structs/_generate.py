@@ -3,7 +3,7 @@
 Strategy: each file of a descriptor set becomes one module, named after it
 (``dropin/chat.proto`` is ``dropin.chat_structs``), that holds the file as a
 serialized ``FileDescriptorProto`` and builds its classes when imported
-(:mod:`codec._generated`), after importing the modules of the files it
+(:mod:`codec.structs._generated`), after importing the modules of the files it
 imports. Beside that run-time part, an ``if TYPE_CHECKING:`` block
 declares the same classes for type checkers: each message class derives
 from :class:`codec.Message` and declares its fields with the types reading
@@ -52,7 +52,7 @@ type named as a Python keyword, as a struct class's own attribute
 (``DESCRIPTOR``, pb2's methods) or with two leading underscores (which a
 class body mangles) is left out of the declarations (``getattr`` still
 reads a field), as is an enum value named so, or as an ``IntEnum``
-attribute, or that has no member (``codec.schema.is_enum_member``), and an
+attribute, or that has no member (``codec.structs._schema.is_enum_member``), and an
 extension named so.
 """
 
@@ -67,17 +67,17 @@ from pathlib import Path
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 
-from codec._descriptor_set import (
+from codec.errors import SchemaError
+from codec.structs._descriptor_set import (
     WELL_KNOWN_STRUCTS,
     build_schema,
     content,
     path_in_file,
     well_known_file,
 )
-from codec._message import Enum
-from codec._wellknown import bases_of
-from codec.errors import SchemaError
-from codec.schema import CLASS_ATTRIBUTES, is_enum_member
+from codec.structs._message import Enum
+from codec.structs._schema import CLASS_ATTRIBUTES, is_enum_member
+from codec.structs._wellknown import bases_of
 
 COMMAND = "python -m codec generate"
 #: Names a generated module uses itself, beside the aliases of its imports.
@@ -529,7 +529,7 @@ class _Module:
             standard.append("from typing import TYPE_CHECKING")
         codec = ["import codec as _codec"] if "_codec" in self.used else []
         own = sorted({"_generated"} | ({"_descriptor_set", "_wellknown"} & self.used))
-        codec.append(f"from codec import {', '.join(own)}")
+        codec.append(f"from codec.structs import {', '.join(own)}")
         others: dict[str, list[str]] = {}
         for module in sorted(self.imports.values(), key=_import_order):
             alias = self.aliases[module]

@@ -21,7 +21,7 @@ cardinality, request and response classes) and, over it:
   either server (``grpc``'s method handlers take plain functions and
   coroutine functions alike).
 
-The text is what ``ruff format`` makes of it, as :mod:`codec._generate`'s
+The text is what ``ruff format`` makes of it, as :mod:`codec.structs._generate`'s
 is. A method named as a Python keyword, or with two leading underscores,
 cannot be a method of a class and is refused (:class:`SchemaError`), as is
 a method whose request or response type has no struct module
@@ -36,9 +36,16 @@ from collections.abc import Iterator
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor, MethodDescriptor
 
-from codec._descriptor_set import path_in_file
-from codec._generate import COMMAND, _aliases, _import, _import_order, files_written, module_name
 from codec.errors import SchemaError
+from codec.structs._descriptor_set import path_in_file
+from codec.structs._generate import (
+    COMMAND,
+    _aliases,
+    _import,
+    _import_order,
+    files_written,
+    module_name,
+)
 
 _WIDTH = 88  # ruff's default line length
 #: The names the module uses itself, beside the aliases of its imports.

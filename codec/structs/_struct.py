@@ -1,13 +1,13 @@
 """Structs: message objects with slots at fixed offsets, and the plans that describe them.
 
-Strategy: :mod:`codec.schema` turns each protobuf message descriptor into a
+Strategy: :mod:`codec.structs._schema` turns each protobuf message descriptor into a
 :class:`MessagePlan`: its fields in number order, each a :class:`FieldPlan`
 that knows its kind, tag, presence bit and where its value lives. Each
 message type gets a heap type deriving from :class:`Struct` whose
 ``__slots__`` are its fields, so a value sits in the object at a fixed
 offset, read once into the plan (msgspec's ``StructMeta`` layout): Python
 reads fields through member descriptors, the compiled encoder
-(:mod:`codec._encode`) and decoder (:mod:`codec._decode`) by offset, and a
+(:mod:`codec.structs._encode`) and decoder (:mod:`codec.structs._decode`) by offset, and a
 vectorcall constructor takes keywords without a kwargs dict. Assignment is
 checked as pb2 checks it (see "the object model"). What both engines do per
 field (read or store a slot, test a presence bit, find a field by number)

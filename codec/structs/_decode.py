@@ -32,9 +32,7 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._buffer import not_copied
-from codec._encode import encode
 from codec._introspection import InitSignature
-from codec._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
 from codec._varint import byte_view
 from codec._varint import encode as varint_encode
 from codec.errors import (
@@ -44,24 +42,14 @@ from codec.errors import (
     TruncatedError,
     WireFormatError,
 )
+from codec.structs._encode import encode
+from codec.structs._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
 
 if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
 
 if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and constants
     from codec._buffer import uninitialised
-    from codec._struct import (
-        SHAPE_TEXT,
-        _container,
-        _field_numbered,
-        _plan_of_class,
-        _set_field,
-        _slot,
-        _store,
-        new_struct,
-        set_unknown,
-        unknown_of,
-    )
     from codec._varint import read_le, stream_base, varint_value
     from codec._wire import (
         BYTES,
@@ -83,6 +71,18 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         stray_end_group,
         varint_length,
         varint_value_of,
+    )
+    from codec.structs._struct import (
+        SHAPE_TEXT,
+        _container,
+        _field_numbered,
+        _plan_of_class,
+        _set_field,
+        _slot,
+        _store,
+        new_struct,
+        set_unknown,
+        unknown_of,
     )
 
 COMPILED: bool = cython.compiled

@@ -7,10 +7,10 @@ calls :func:`load` once, after importing the modules of the files it
 imports (the :mod:`codec.wellknown` modules of protobuf's files are
 imported here too, so their classes are always named after them). The file
 goes into the one pool codec keeps for generated modules
-(:func:`codec._descriptor_set.add_shared`), so a type a file imports is the
+(:func:`codec.structs._descriptor_set.add_shared`), so a type a file imports is the
 class of the importing file's module too, and :func:`codec.load_structs`
 gives the same classes for a descriptor set of the same files. The classes
-are made by :func:`codec.struct` and :func:`codec.schema.enum_class`, which
+are made by :func:`codec.struct` and :func:`codec.structs._schema.enum_class`, which
 name them after the module, so they pickle by name.
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from codec._descriptor_set import WELL_KNOWN_STRUCTS, add_shared, well_known_file
 from codec.errors import SchemaError
-from codec.schema import enum_class, struct
+from codec.structs._descriptor_set import WELL_KNOWN_STRUCTS, add_shared, well_known_file
+from codec.structs._schema import enum_class, struct
 
 __all__ = ["load"]
 

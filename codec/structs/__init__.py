@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from codec.schema import made_class
+from codec.structs._schema import made_class
 
 __all__: list[str] = []
 

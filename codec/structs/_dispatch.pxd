@@ -1,9 +1,9 @@
 # C types for _dispatch.py (Cython pure-Python mode).
 cimport cython
 
-from codec._decode cimport Decoder
-from codec._encode cimport measure
-from codec._struct cimport Struct
+from codec.structs._decode cimport Decoder
+from codec.structs._encode cimport measure
+from codec.structs._struct cimport Struct
 
 cdef extern from "Python.h":
     int PyObject_CheckBuffer(object obj)

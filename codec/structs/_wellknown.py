@@ -3,7 +3,7 @@
 Strategy: pb2 gives some well-known message types methods of their own
 (``Timestamp.FromDatetime``, ``Any.Pack``, ``Struct.update``...). Each type's
 methods are a mixin here, with empty ``__slots__``, named in :data:`_MIXINS`
-by the full name of its message type; :mod:`codec.schema` puts it before
+by the full name of its message type; :mod:`codec.structs._schema` puts it before
 :class:`codec.Message` among the bases of that type's struct class, whatever
 pool the descriptor comes from (a ``_pb2`` module's, a generated module's or
 ``load_structs``' own). The wrapper types (``DoubleValue``...), ``Empty`` and
@@ -56,10 +56,10 @@ from typing import TYPE_CHECKING, Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from codec._struct import Struct
+from codec.structs._struct import Struct
 
 if TYPE_CHECKING:
-    from codec._message import Message as _Base
+    from codec.structs._message import Message as _Base
 else:
     _Base = object
 
@@ -94,7 +94,7 @@ def _field_class(owner: type, path: tuple[str, ...]) -> Any:
     """
     found = _classes.get((owner, path))
     if found is None:
-        from codec.schema import struct  # codec.schema imports this module
+        from codec.structs._schema import struct  # codec.structs._schema imports this module
 
         descriptor: Any = owner.DESCRIPTOR  # type: ignore[attr-defined]
         for name in path:

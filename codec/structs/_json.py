@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from google.protobuf import json_format, message_factory
 from google.protobuf import message as pb2_message
 
-from codec._decode import MAX_COUNT, decode
-from codec._message import to_pb2
-from codec._struct import Struct
+from codec.structs._decode import MAX_COUNT, decode
+from codec.structs._message import to_pb2
+from codec.structs._struct import Struct
 
 if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances

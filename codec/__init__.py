@@ -14,50 +14,22 @@ from codec import _pure
 
 _pure.install()
 
-from codec import varint  # noqa: E402
+from codec import errors, varint, wire  # noqa: E402, F401  (the API's other modules)
 from codec._pure import PurePythonWarning  # noqa: E402
-from codec.errors import (  # noqa: E402
-    CodecError,
-    DecodeError,
-    DepthLimitError,
-    EncodeError,
-    FrameTooLargeError,
-    SchemaError,
-    TruncatedError,
-    VarintError,
-    WireFormatError,
-)
-from codec.framing import (  # noqa: E402
-    DEFAULT_MAX_FRAME_SIZE,
-    FrameEncoder,
-    encode_frame_into,
-)
+from codec.errors import CodecError, DecodeError, EncodeError, FrameTooLargeError  # noqa: E402
+from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameEncoder, encode_frame_into  # noqa: E402
 from codec.io import read_frames, write_frames  # noqa: E402
+from codec.structs._decode import decode  # noqa: E402
+from codec.structs._encode import encode  # noqa: E402
+from codec.structs._encode import message_size as encoded_size  # noqa: E402
 from codec.structs._json import from_dict, from_json, to_dict, to_json  # noqa: E402
-from codec.structs._message import Enum, Message  # noqa: E402
+from codec.structs._message import Enum, Message, to_pb2  # noqa: E402
 from codec.structs._schema import (  # noqa: E402
-    Struct,
-    decode,
-    encode,
-    encoded_size,
     from_pb2,
     load_structs,
     struct,
-    to_pb2,
     unknown_fields,
     which_oneof,
-)
-from codec.wire import (  # noqa: E402
-    DEFAULT_MAX_DEPTH,
-    EGROUP,
-    I32,
-    I64,
-    LEN,
-    MAX_FIELD_NUMBER,
-    SGROUP,
-    VARINT,
-    WireReader,
-    WireWriter,
 )
 
 if _typing.TYPE_CHECKING:  # the same classes, as generics: Decoder[Sample], Repeated[int], ...
@@ -79,54 +51,46 @@ COMPILED: bool = all(_sys.modules[name].COMPILED for name in _pure.CORE_MODULES)
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "COMPILED",
-    "DEFAULT_MAX_DEPTH",
+# What each name is for. The wire layer (codec.wire), every error class
+# (codec.errors), varints (codec.varint), asyncio (codec.aio) and the
+# profiler (codec.profiler) are modules of their own.
+__all__ = [  # noqa: RUF022  (grouped by purpose, not sorted)
+    # Frames: a varint length prefix, then the payload (a struct, a pb2 message or bytes).
     "DEFAULT_MAX_FRAME_SIZE",
-    "EGROUP",
-    "I32",
-    "I64",
-    "LEN",
-    "MAX_FIELD_NUMBER",
-    "SGROUP",
-    "VARINT",
-    "CodecError",
-    "DecodeError",
-    "Decoder",
-    "DepthLimitError",
-    "EncodeError",
-    "Entries",
-    "Enum",
     "FrameDecoder",
     "FrameEncoder",
-    "FrameTooLargeError",
+    "encode_frame_into",
+    "read_frames",
+    "write_frames",
+    # Structs: message classes made from a schema, a drop-in for pb2's.
+    "Decoder",
+    "Enum",
     "Message",
-    "MessageEntries",
-    "PurePythonWarning",
-    "Repeated",
-    "RepeatedMessages",
-    "SchemaError",
-    "Struct",
-    "TruncatedError",
-    "VarintError",
-    "WireFormatError",
-    "WireReader",
-    "WireWriter",
     "decode",
     "encode",
-    "encode_frame_into",
     "encoded_size",
+    "load_structs",
+    "struct",
+    "unknown_fields",
+    "which_oneof",
+    # ... the containers their repeated and map fields read as, for annotations.
+    "Entries",
+    "MessageEntries",
+    "Repeated",
+    "RepeatedMessages",
+    # ... and their conversions: pb2 messages, dicts and JSON as json_format writes them.
     "from_dict",
     "from_json",
     "from_pb2",
-    "load_structs",
-    "read_frames",
-    "struct",
     "to_dict",
     "to_json",
     "to_pb2",
-    "unknown_fields",
-    "varint",
-    "which_oneof",
-    "write_frames",
+    # The errors a caller catches; their subclasses are in codec.errors.
+    "CodecError",
+    "DecodeError",
+    "EncodeError",
+    "FrameTooLargeError",
+    # The build: whether the compiled core is loaded, and the warning when it is not.
+    "COMPILED",
+    "PurePythonWarning",
 ]

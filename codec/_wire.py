@@ -63,6 +63,9 @@ if not cython.compiled:
     MAX_FIELD_NUMBER = 2**29 - 1  # a tag is field << 3 | wire type, at most 2**32 - 1
 _MAX_TAG = 0xFFFFFFFF
 
+# Messages and groups nested deeper than this are refused: protobuf C++, Java and upb.
+DEFAULT_MAX_DEPTH = 100
+
 # Kinds of field value (compiled: C constants of _wire.pxd, so a switch on a kind is
 # a jump table).
 if not cython.compiled:

@@ -33,6 +33,11 @@ from __future__ import annotations
 
 from google.protobuf import message as _protobuf
 
+# The one warning, that the compiled core is not loaded, is defined where the
+# build is chosen (codec._pure, which setup.py reads before codec can be
+# imported) and named here with the errors.
+from codec._pure import PurePythonWarning
+
 __all__ = [
     "CodecError",
     "DecodeError",
@@ -40,6 +45,7 @@ __all__ = [
     "EncodeError",
     "FrameTimeoutError",
     "FrameTooLargeError",
+    "PurePythonWarning",
     "SchemaError",
     "StreamError",
     "TruncatedError",

@@ -58,7 +58,7 @@ except ImportError:  # the uncompiled build does not need Cython
 from codec._buffer import WriteBuffer, not_copied
 from codec._introspection import InitSignature
 from codec._varint import Bytes, WritableBytes, byte_view
-from codec._wire import KIND_NAMES, NUMPY_DTYPES
+from codec._wire import DEFAULT_MAX_DEPTH, KIND_NAMES, NUMPY_DTYPES
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
     from codec._buffer import byte_pointer, copy_bytes, uninitialised
@@ -127,8 +127,6 @@ MAX_FIELD_NUMBER: int = _MAX_FIELD_NUMBER  # a tag is field << 3 | wire type, be
 # included), as upb reads it: no writer pads a size further (protozero pads to 4),
 # and 5 bytes hold every size a message can have.
 MAX_SIZE_BYTES: int = MAX_PREFIX_BYTES
-# Messages and groups nested deeper than this are refused: protobuf C++/Java/upb.
-DEFAULT_MAX_DEPTH = 100
 
 
 def _numpy() -> Any:

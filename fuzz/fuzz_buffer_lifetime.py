@@ -114,7 +114,7 @@ class State:
 
     def _fail(self, exc: codec.DecodeError) -> None:
         _, error = self.model()
-        if error is not None and not isinstance(exc, codec.TruncatedError):
+        if error is not None and not isinstance(exc, codec.errors.TruncatedError):
             assert type(exc) is error[0], f"{exc!r}, model {error}"
         self.poisoned = True
 
@@ -225,7 +225,7 @@ class State:
         reader_frame = self.written[len(before) :]
         size, n = codec.varint.decode(reader_frame)
         assert n + size == len(reader_frame), "frame() wrote a prefix that is not its length"
-        fields = list(codec.WireReader(reader_frame[n:]))
+        fields = list(codec.wire.WireReader(reader_frame[n:]))
         assert fields and bytes(fields[0][2]) == payload, "frame() did not write its fields"
 
     def hold_encoder_view(self) -> None:
@@ -252,7 +252,7 @@ class State:
 def _reader_op(program: Program) -> None:
     """Zero-copy values pin their bytearray; the values keep their bytes."""
     payload = program.payload()[:512]
-    writer = codec.WireWriter()
+    writer = codec.wire.WireWriter()
     writer.bytes(1, payload)
     writer.uint32(2, len(payload))
     with writer.buffer.getbuffer() as view:
@@ -263,7 +263,7 @@ def _reader_op(program: Program) -> None:
         holder.append(codec.decode(BLOB, message, zero_copy=True))
         values: list[Any] = [holder[0].data]
     else:
-        holder.append(codec.WireReader(message))
+        holder.append(codec.wire.WireReader(message))
         values = [value for _, _, value in holder[0]]
         if mode == 1:
             values = []  # only the reader itself pins the buffer
@@ -358,8 +358,10 @@ def check(data: bytes) -> None:
         frames, error = state.model()
         try:
             state.decoder.feed_eof()
-        except codec.TruncatedError:
-            assert error is not None and error[0] is codec.TruncatedError, "unexpected truncation"
+        except codec.errors.TruncatedError:
+            assert error is not None and error[0] is codec.errors.TruncatedError, (
+                "unexpected truncation"
+            )
         else:
             assert error is None and state.taken == len(frames), "feed_eof() quiet, model not"
     state.scribble()

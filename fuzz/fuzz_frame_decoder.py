@@ -78,7 +78,7 @@ def make_input(
 def _error_key(exc: codec.DecodeError, with_message: bool = True) -> Error:
     if isinstance(exc, codec.FrameTooLargeError):
         detail = exc.size
-    elif isinstance(exc, codec.TruncatedError):
+    elif isinstance(exc, codec.errors.TruncatedError):
         detail = exc.missing
     else:
         detail = None
@@ -94,14 +94,14 @@ def _model_prefix(stream: bytes, pos: int, strict: bool) -> tuple[int, int] | ty
     value = 0
     for n in range(1, limit + 1):
         if pos + n > len(stream):
-            return codec.TruncatedError
+            return codec.errors.TruncatedError
         byte = stream[pos + n - 1]
         value |= (byte & 0x7F) << (7 * (n - 1))
         if byte < 0x80:
             if (strict and n > 1 and byte == 0) or (not strict and n == 10 and byte > 1):
-                return codec.VarintError
+                return codec.errors.VarintError
             return value, pos + n
-    return codec.VarintError
+    return codec.errors.VarintError
 
 
 def model(stream: bytes, limit: int, strict: bool) -> Outcome:
@@ -116,7 +116,7 @@ def model(stream: bytes, limit: int, strict: bool) -> Outcome:
         if size > limit:
             return frames, (codec.FrameTooLargeError, pos, size, None)
         if body + size > len(stream):
-            return frames, (codec.TruncatedError, pos, body + size - len(stream), None)
+            return frames, (codec.errors.TruncatedError, pos, body + size - len(stream), None)
         frames.append(stream[body : body + size])
         pos = body + size
     return frames, None
@@ -190,7 +190,7 @@ def _run(
         assert in_progress is False, "frame_in_progress was true, yet feed_eof() succeeded"
     else:
         if in_progress is not None:  # the error came from feed_eof()
-            assert in_progress is isinstance(error, codec.TruncatedError), (
+            assert in_progress is isinstance(error, codec.errors.TruncatedError), (
                 f"frame_in_progress={in_progress} before feed_eof() raised {error!r}"
             )
         key = _error_key(error)

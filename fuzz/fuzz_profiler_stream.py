@@ -302,15 +302,15 @@ _DTYPES = (numpy.uint32, numpy.int64, numpy.int64, numpy.uint8)
 def _declared_scopes(payload: bytes) -> int:
     """``FrameMeta.num_scopes`` of a frame packet, read as protobuf reads it (the last wins)."""
     body: Any = None
-    for field, wire_type, value in codec.WireReader(payload):
-        if field in BODY_FIELDS and wire_type == codec.LEN:
+    for field, wire_type, value in codec.wire.WireReader(payload):
+        if field in BODY_FIELDS and wire_type == codec.wire.LEN:
             body = value
     meta: Any = b""
-    for field, wire_type, value in codec.WireReader(body):
-        if field == 1 and wire_type == codec.LEN:
+    for field, wire_type, value in codec.wire.WireReader(body):
+        if field == 1 and wire_type == codec.wire.LEN:
             meta = value
     declared = 0
-    for field, _, value in codec.WireReader(meta):
+    for field, _, value in codec.wire.WireReader(meta):
         if field == 4:
             declared = value
     return declared

@@ -321,7 +321,7 @@ def check(data: bytes) -> None:
     if not builder.has_nan:
         assert decoded == message, f"{decoded!r} != {message!r}"
 
-    numbers = [number for number, _, _ in codec.WireReader(encoded)]
+    numbers = [number for number, _, _ in codec.wire.WireReader(encoded)]
     assert numbers == sorted(numbers), f"fields out of number order: {numbers}"
 
     frame = codec.varint.encode(len(encoded)) + encoded

@@ -68,7 +68,7 @@ def pick(data: bytes) -> tuple[Any, dict[str, Any], int, bytes]:
         "max_depth": DEPTHS[(options >> 2) & 3],
         "max_elements": SMALL_BUDGET
         if options & SMALL
-        else codec.structs._schema.DEFAULT_MAX_ELEMENTS,
+        else codec.structs._decode.DEFAULT_MAX_ELEMENTS,
     }
     return cls, kwargs, CHUNKS[(options >> 5) & 3], bytes(data[2:])
 

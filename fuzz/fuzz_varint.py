@@ -48,16 +48,16 @@ def _model(buf: bytes, offset: int, strict: bool) -> tuple[int, int] | type[code
     for n in range(1, limit + 1):
         i = offset + n - 1
         if i >= len(buf):
-            return codec.TruncatedError
+            return codec.errors.TruncatedError
         byte = buf[i]
         value |= (byte & 0x7F) << (7 * (n - 1))
         if byte < 0x80:
             if strict and n > 1 and byte == 0:
-                return codec.VarintError  # not minimal
+                return codec.errors.VarintError  # not minimal
             if not strict and n == varint.MAX_LEN and byte > 1:
-                return codec.VarintError  # overflows 64 bits
+                return codec.errors.VarintError  # overflows 64 bits
             return value, i + 1
-    return codec.VarintError  # too long for the profile
+    return codec.errors.VarintError  # too long for the profile
 
 
 def _decode(buffer: object, offset: int, strict: bool) -> tuple[int, int] | codec.DecodeError:
@@ -99,13 +99,15 @@ def _check_reference_on_reject(buf: bytes, offset: int, error_class: type) -> No
     try:
         value, end = _pb_decode_varint(buf, offset)
     except IndexError:  # protobuf's "buffer ended" (callers convert it)
-        assert error_class is codec.TruncatedError, f"protobuf ran out, codec raised {error_class}"
+        assert error_class is codec.errors.TruncatedError, (
+            f"protobuf ran out, codec raised {error_class}"
+        )
         return
     except _PbDecodeError:  # "Too many bytes when decoding varint."
-        assert error_class is codec.VarintError, f"protobuf: too long, codec: {error_class}"
+        assert error_class is codec.errors.VarintError, f"protobuf: too long, codec: {error_class}"
         return
     # Documented divergence (catalogue V3): a 10th byte above 1 is masked by protobuf.
-    assert error_class is codec.VarintError, f"protobuf accepted, codec raised {error_class}"
+    assert error_class is codec.errors.VarintError, f"protobuf accepted, codec raised {error_class}"
     assert end == offset + varint.MAX_LEN and buf[end - 1] > 1, (
         f"protobuf accepted ({value}, {end}) where codec raised VarintError"
     )

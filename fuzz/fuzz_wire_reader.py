@@ -26,7 +26,7 @@ Properties checked by :func:`check` (see ``fuzz/README.md``):
   model's fields and errors at offsets of the outermost buffer, and refuse to
   go deeper than ``max_depth``;
 * ``packed(value, kind)`` gives the model's elements or error;
-* the fields re-encoded with :class:`codec.WireWriter` read back the same and
+* the fields re-encoded with :class:`codec.wire.WireWriter` read back the same and
   take no more bytes than the input (minimal tags and varints).
 
 Run: ``python fuzz/fuzz_wire_reader.py [libFuzzer flags] [corpus dirs]``.
@@ -98,16 +98,16 @@ def _tag(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     tag = 0
     while True:
         if n >= end - pos:
-            raise ModelError(codec.TruncatedError, pos)
+            raise ModelError(codec.errors.TruncatedError, pos)
         byte = buf[pos + n]
         tag |= (byte & 0x7F) << (7 * n)
         n += 1
         if byte < 0x80:
             break
         if n == 5:
-            raise ModelError(codec.WireFormatError, pos)
+            raise ModelError(codec.errors.WireFormatError, pos)
     if tag > 0xFFFFFFFF or tag >> 3 == 0 or tag & 7 > 5:
-        raise ModelError(codec.WireFormatError, pos)
+        raise ModelError(codec.errors.WireFormatError, pos)
     return tag, n
 
 
@@ -115,21 +115,21 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     value = 0
     for n in range(1, 11):
         if pos + n > end:
-            raise ModelError(codec.TruncatedError, pos)
+            raise ModelError(codec.errors.TruncatedError, pos)
         byte = buf[pos + n - 1]
         value |= (byte & 0x7F) << (7 * (n - 1))
         if byte < 0x80:
             if n == 10 and byte > 1:
-                raise ModelError(codec.VarintError, pos)
+                raise ModelError(codec.errors.VarintError, pos)
             return value, n
-    raise ModelError(codec.VarintError, pos)
+    raise ModelError(codec.errors.VarintError, pos)
 
 
 def _size(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """A LEN value's size: a valid varint of at most 5 bytes (upb's rule)."""
     size, n = _varint(buf, pos, end)
     if n > 5:
-        raise ModelError(codec.WireFormatError, pos)
+        raise ModelError(codec.errors.WireFormatError, pos)
     return size, n
 
 
@@ -140,11 +140,11 @@ def _skip(buf: bytes, pos: int, end: int, wire_type: int) -> int:
         size, n = _size(buf, pos, end)
         body = pos + n
         if size > end - body:
-            raise ModelError(codec.TruncatedError, pos, size - (end - body))
+            raise ModelError(codec.errors.TruncatedError, pos, size - (end - body))
         return body + size
     width = 8 if wire_type == I64 else 4
     if width > end - pos:
-        raise ModelError(codec.TruncatedError, pos, width - (end - pos))
+        raise ModelError(codec.errors.TruncatedError, pos, width - (end - pos))
     return pos + width
 
 
@@ -171,7 +171,7 @@ def model(
                 size, n = _size(buf, at, end)
                 body = at + n
                 if size > end - body:
-                    raise ModelError(codec.TruncatedError, at, size - (end - body))
+                    raise ModelError(codec.errors.TruncatedError, at, size - (end - body))
                 fields.append((number, wire_type, buf[body : body + size], body, body + size))
                 pos = body + size
             elif wire_type in (I64, I32):
@@ -183,22 +183,22 @@ def model(
             elif wire_type == SGROUP:
                 level = depth + 1
                 if level > max_depth:
-                    raise ModelError(codec.DepthLimitError, pos)
+                    raise ModelError(codec.errors.DepthLimitError, pos)
                 stack = [number]
                 inner_pos = at
                 while True:
                     if inner_pos >= end:
-                        raise ModelError(codec.TruncatedError, pos)
+                        raise ModelError(codec.errors.TruncatedError, pos)
                     inner_tag, n = _tag(buf, inner_pos, end)
                     inner_number, inner_type = inner_tag >> 3, inner_tag & 7
                     after = inner_pos + n
                     if inner_type == SGROUP:
                         if level + len(stack) > max_depth:
-                            raise ModelError(codec.DepthLimitError, inner_pos)
+                            raise ModelError(codec.errors.DepthLimitError, inner_pos)
                         stack.append(inner_number)
                     elif inner_type == EGROUP:
                         if inner_number != stack[-1]:
-                            raise ModelError(codec.WireFormatError, inner_pos)
+                            raise ModelError(codec.errors.WireFormatError, inner_pos)
                         stack.pop()
                         if not stack:
                             fields.append((number, SGROUP, buf[at:inner_pos], at, inner_pos))
@@ -208,7 +208,7 @@ def model(
                         after = _skip(buf, after, end, inner_type)
                     inner_pos = after
             else:
-                raise ModelError(codec.WireFormatError, pos)
+                raise ModelError(codec.errors.WireFormatError, pos)
     except ModelError as exc:
         return fields, exc.key
     return fields, None
@@ -218,7 +218,7 @@ def _packed_model(buf: bytes, start: int, end: int, kind: str) -> list[Any] | Er
     width = {"fixed32": 4, "sfixed32": 4, "float": 4, "fixed64": 8, "sfixed64": 8, "double": 8}
     if kind in width:
         if (end - start) % width[kind]:
-            return (codec.WireFormatError, start, None)
+            return (codec.errors.WireFormatError, start, None)
         import numpy
 
         dtype = {"fixed32": "<u4", "sfixed32": "<i4", "float": "<f4"}
@@ -264,7 +264,7 @@ def _error_key(exc: codec.DecodeError, with_missing: bool) -> Error:
     return type(exc), exc.offset, missing
 
 
-def _read(reader: codec.WireReader) -> tuple[list[Field], codec.DecodeError | None]:
+def _read(reader: codec.wire.WireReader) -> tuple[list[Field], codec.DecodeError | None]:
     fields: list[Field] = []
     try:
         for number, wire_type, value in reader:
@@ -298,7 +298,7 @@ def _compare(
 
 
 def _check_packed(
-    reader: codec.WireReader, value: memoryview, kind: str, buf: bytes, span: tuple[int, int]
+    reader: codec.wire.WireReader, value: memoryview, kind: str, buf: bytes, span: tuple[int, int]
 ) -> None:
     expected = _packed_model(buf, span[0], span[1], kind)
     try:
@@ -316,7 +316,7 @@ def _check_packed(
 
 
 def _reencode(fields: list[Field]) -> bytes:
-    writer = codec.WireWriter()
+    writer = codec.wire.WireWriter()
     for number, wire_type, value in fields:
         if wire_type == VARINT:
             writer.varint(number, value)
@@ -345,14 +345,16 @@ def check(data: bytes) -> None:
     make = sources[((flags >> 2) & 7) % len(sources)]
 
     expected = model(buf, 0, len(buf), 0, max_depth)
-    reader = codec.WireReader(make(), max_depth=max_depth)
+    reader = codec.wire.WireReader(make(), max_depth=max_depth)
     got = _read(reader)
     _compare(f"top level ({make.__name__})", got, expected)
 
     # Every buffer type gives the same outcome (checked on the first two as well).
     for other in (sources[0], sources[-1]):
         _compare(
-            "other buffer type", _read(codec.WireReader(other(), max_depth=max_depth)), expected
+            "other buffer type",
+            _read(codec.wire.WireReader(other(), max_depth=max_depth)),
+            expected,
         )
 
     fields, error = got
@@ -368,7 +370,7 @@ def check(data: bytes) -> None:
 
     if error is None:
         output = _reencode(fields)
-        again = _read(codec.WireReader(output, max_depth=max_depth))
+        again = _read(codec.wire.WireReader(output, max_depth=max_depth))
         assert again[1] is None, f"re-encoded fields do not read back: {again[1]!r}"
         plain = [(n, w, bytes(v) if w in (LEN, SGROUP) else v) for n, w, v in fields]
         back = [(n, w, bytes(v) if w in (LEN, SGROUP) else v) for n, w, v in again[0]]
@@ -377,7 +379,7 @@ def check(data: bytes) -> None:
 
 
 def _walk(
-    reader: codec.WireReader,
+    reader: codec.wire.WireReader,
     fields: list[Field],
     spans: list[tuple[int, int, Any, int, int]],
     buf: bytes,
@@ -393,7 +395,7 @@ def _walk(
         start, end = span[3], span[4]
         try:
             child = reader.nested(value)
-        except codec.DepthLimitError as exc:
+        except codec.errors.DepthLimitError as exc:
             assert depth + 1 > max_depth, f"nested() refused depth {depth + 1}: {exc!r}"
             assert exc.offset == start, f"nested() error at {exc.offset}, value at {start}"
             continue

@@ -62,8 +62,9 @@ from helpers.peerbench import Blob, Sample, samples
 
 import codec
 import codec.aio
-from codec import DecodeError, FrameTooLargeError, TruncatedError, VarintError
+from codec import DecodeError, FrameTooLargeError
 from codec.aio import FramedReader, FramedWriter, FrameTimeoutError
+from codec.errors import TruncatedError, VarintError
 
 TIMEOUT = 30.0  # per test body; the whole file takes a few seconds
 SampleStruct = codec.struct(Sample)

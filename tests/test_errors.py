@@ -117,9 +117,17 @@ def test_method_resolution_order(cls: type) -> None:
     assert order.index(ValueError) + 1 == order.index(Exception)
 
 
-def test_package_exports_the_same_classes() -> None:
-    for cls in (CodecError, DecodeError, EncodeError, *DECODE_ERRORS):
+def test_the_package_exports_the_errors_a_caller_catches_and_errors_holds_them_all() -> None:
+    for cls in (CodecError, DecodeError, EncodeError, FrameTooLargeError):
         assert getattr(codec, cls.__name__) is cls
+    for cls in (CodecError, DecodeError, EncodeError, *DECODE_ERRORS):
+        assert getattr(codec.errors, cls.__name__) is cls
+    classes = {
+        name
+        for name, value in vars(codec.errors).items()
+        if isinstance(value, type) and issubclass(value, Exception)
+    }
+    assert classes == set(codec.errors.__all__)
 
 
 OFFSET = 4321

@@ -504,7 +504,7 @@ def test_extensions_nest_within_the_depth_limit() -> None:
         data = b"\x8a\x07" + bytes([len(data)]) + data
     value = codec.decode(Extendable, data, max_depth=5)
     assert value.SerializeToString() == data
-    with pytest.raises(codec.DepthLimitError):
+    with pytest.raises(codec.errors.DepthLimitError):
         codec.decode(Extendable, data, max_depth=4)
     message = X.Extendable.FromString(data)
     assert message.SerializeToString() == data

@@ -59,11 +59,10 @@ from codec import (
     FrameDecoder,
     FrameEncoder,
     FrameTooLargeError,
-    TruncatedError,
-    VarintError,
     encode_frame_into,
     varint,
 )
+from codec.errors import TruncatedError, VarintError
 
 SAMPLE_FRAME = pb_encoder._VarintBytes(sample().ByteSize()) + sample().SerializeToString()
 
@@ -296,7 +295,8 @@ HUGE_DECLARED = [
 def test_declared_length_near_maxsize_waits_for_its_body(declared: int) -> None:
     script = f"""
 import sys
-from codec import FrameDecoder, TruncatedError, varint
+from codec import FrameDecoder, varint
+from codec.errors import TruncatedError
 declared = {declared}
 decoder = FrameDecoder(max_frame_size=sys.maxsize)
 prefix = varint.encode(declared)
@@ -1386,7 +1386,7 @@ ENCODER_REENTRY: dict[str, Callable[[FrameEncoder], object]] = {
     "clear": lambda encoder: encoder.clear(),
     "shrink": lambda encoder: encoder.shrink(),
     "getbuffer": lambda encoder: encoder.getbuffer(),
-    "a WireWriter over it": lambda encoder: codec.WireWriter(encoder).uint32(1, 1),
+    "a WireWriter over it": lambda encoder: codec.wire.WireWriter(encoder).uint32(1, 1),
     "__init__": lambda encoder: encoder.__init__(),  # type: ignore[misc]
 }
 

@@ -24,14 +24,8 @@ from helpers.peerbench import Sample, sample
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codec import (
-    CodecError,
-    DecodeError,
-    FrameDecoder,
-    FrameTooLargeError,
-    TruncatedError,
-    VarintError,
-)
+from codec import CodecError, DecodeError, FrameDecoder, FrameTooLargeError
+from codec.errors import TruncatedError, VarintError
 
 ErrorInfo = tuple[type, int | None, int | None] | None
 Result = tuple[list[Any], ErrorInfo]

@@ -66,17 +66,9 @@ from helpers.heap import peak_after_warm_up
 from schemas import everything_pb2, legacy_pb2
 
 import codec
-from codec import (
-    DecodeError,
-    DepthLimitError,
-    FrameDecoder,
-    FrameEncoder,
-    FrameTooLargeError,
-    TruncatedError,
-    VarintError,
-    WireFormatError,
-    WireReader,
-)
+from codec import DecodeError, FrameDecoder, FrameEncoder, FrameTooLargeError
+from codec.errors import DepthLimitError, TruncatedError, VarintError, WireFormatError
+from codec.wire import WireReader
 
 E = everything_pb2
 L = legacy_pb2
@@ -268,13 +260,13 @@ def walk(reader: WireReader, descriptor: Any) -> list[Any]:
         if (
             fd is not None
             and fd.message_type is not None
-            and wire_type in (codec.LEN, codec.SGROUP)
+            and wire_type in (codec.wire.LEN, codec.wire.SGROUP)
         ):
             out.append((number, wire_type, walk(reader.nested(value), fd.message_type)))
         elif (
             fd is not None
             and fd.is_repeated
-            and wire_type == codec.LEN
+            and wire_type == codec.wire.LEN
             and fd.type in _PACKED_KINDS
         ):
             out.append((number, wire_type, reader.packed(value, _PACKED_KINDS[fd.type]).tolist()))
@@ -570,7 +562,7 @@ MESSAGE_VECTORS = [
       E.CatInt32),
     V("S5", "unknown-groups-100", MSG, b"\x13" * 100 + b"\x14" * 100,
       Ok(lambda r: len(codec.unknown_fields(r)) == 200), E.CatInt32,
-      per_api={"WireReader": Ok(lambda r: r[0][:2] == (2, codec.SGROUP))}),
+      per_api={"WireReader": Ok(lambda r: r[0][:2] == (2, codec.wire.SGROUP))}),
     V("S5", "group-starts-100000", MSG, b"\x0b" * 100_000, Err(DepthLimitError, 100), E.CatInt32),
     V("S5", "groups-in-a-known-group", MSG, b"\x13" + b"\x2b" * 100_000, Err(DepthLimitError),
       L.WithGroups),
@@ -929,7 +921,7 @@ def test_max_elements_budget(cls: Any, element: bytes) -> None:
     else:
         data, prefix = element * count, 0
     codec.decode(struct_cls, data)  # the default budget
-    assert codec.structs._schema.DEFAULT_MAX_ELEMENTS == 1_000_000
+    assert codec.structs._decode.DEFAULT_MAX_ELEMENTS == 1_000_000
     with pytest.raises(DecodeError) as info:
         codec.decode(struct_cls, data, max_elements=count - 1)
     assert type(info.value) is DecodeError and "max_elements" in str(info.value)
@@ -1078,8 +1070,8 @@ def test_non_contiguous_input_is_buffer_error(make: Callable[[bytes], Any]) -> N
 def test_read_only_and_multibyte_input_is_read_as_its_bytes(make: Callable[[bytes], Any]) -> None:
     data = h("08 96 01 12 01 61")  # an even length: the 2-byte-item array holds it exactly
     assert codec.varint.decode(make(data), 1) == (150, 3)
-    fields = [(n, t, bytes(v) if t == codec.LEN else v) for n, t, v in WireReader(make(data))]
-    assert fields == [(1, codec.VARINT, 150), (2, codec.LEN, b"a")]
+    fields = [(n, t, bytes(v) if t == codec.wire.LEN else v) for n, t, v in WireReader(make(data))]
+    assert fields == [(1, codec.wire.VARINT, 150), (2, codec.wire.LEN, b"a")]
     decoder = FrameDecoder()
     decoder.feed(make(data))
     assert decoder.buffered == len(data)
@@ -1273,7 +1265,7 @@ UNINITIALISED_VIA: dict[str, str] = {
         "codec.FrameDecoder(message_type=codec.Decoder.__new__(codec.Decoder))"
     ),
     "WireWriter(FrameEncoder.__new__(FrameEncoder))": (
-        "codec.WireWriter(codec.FrameEncoder.__new__(codec.FrameEncoder)).uint32(1, 1)"
+        "codec.wire.WireWriter(codec.FrameEncoder.__new__(codec.FrameEncoder)).uint32(1, 1)"
     ),
     "open_frame(None, 5)": "codec.wire.open_frame(None, 5).__enter__()",
     "Delimited(None, 0, 0)": "codec.wire.Delimited(None, 0, 0).__enter__()",
@@ -1295,7 +1287,7 @@ def _compiled_public_classes() -> dict[str, type]:
                 for base in cls.__mro__[:-1]:  # and the compiled bases their methods come from
                     if base.__module__ in codec._pure.COMPILED_MODULES:
                         found[base.__name__] = base
-    found["Delimited"] = type(codec.WireWriter().message(1))  # made by message() and frame()
+    found["Delimited"] = type(codec.wire.WireWriter().message(1))  # made by message() and frame()
     return found
 
 
@@ -1515,8 +1507,8 @@ def test_a_struct_given_a_class_with_more_presence_bits_grows_its_words() -> Non
         lambda: codec.FrameEncoder(),
         lambda: codec.FrameDecoder(),
         lambda: codec.Decoder(S(E.CatInt32)),
-        lambda: codec.WireReader(b"\x08\x01"),
-        lambda: codec.WireWriter(),
+        lambda: codec.wire.WireReader(b"\x08\x01"),
+        lambda: codec.wire.WireWriter(),
         lambda: codec._buffer.WriteBuffer(),
     ],
     ids=["FrameEncoder", "FrameDecoder", "Decoder", "WireReader", "WireWriter", "WriteBuffer"],

@@ -47,7 +47,8 @@ import pytest
 from helpers.peerbench import Sample, samples
 
 import codec
-from codec import FrameTooLargeError, TruncatedError, VarintError, varint
+from codec import FrameTooLargeError, varint
+from codec.errors import TruncatedError, VarintError
 
 KiB = 1024
 SampleStruct = codec.struct(Sample)

@@ -260,7 +260,7 @@ def test_nested_types_enums_and_oneofs_named_as_class_attributes(
 @pytest.mark.parametrize("name", ["__init__", "__class__", "__slots__", "__plan__", "__x__"])
 def test_a_field_named_as_python_names_its_own_is_a_schema_error(name: str) -> None:
     Upb = _message_class([name], package=f"dunder{abs(hash(name))}")
-    with pytest.raises(codec.SchemaError, match=rf"field dunder\d+\.M\.{name}: .*__x__"):
+    with pytest.raises(codec.errors.SchemaError, match=rf"field dunder\d+\.M\.{name}: .*__x__"):
         codec.struct(Upb)
 
 
@@ -275,7 +275,7 @@ def test_a_class_that_cannot_be_made_leaves_nothing_behind() -> None:
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     for _ in range(2):
-        with pytest.raises(codec.SchemaError, match=r"half\.Bad\.__init__"):
+        with pytest.raises(codec.errors.SchemaError, match=r"half\.Bad\.__init__"):
             codec.struct(pool.FindMessageTypeByName("half.Bad"))
     Good = codec.struct(pool.FindMessageTypeByName("half.Good"))
     assert Good is not None and codec.decode(Good, b"\x08\x07").value == 7

@@ -214,7 +214,7 @@ class FramingMachine(RuleBasedStateMachine):
         if in_frame:
             try:
                 self.decoder.feed_eof()
-            except codec.TruncatedError as exc:
+            except codec.errors.TruncatedError as exc:
                 assert exc.missing is None or exc.missing > 0
             else:
                 raise AssertionError("feed_eof() inside a frame did not raise")

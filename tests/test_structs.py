@@ -75,17 +75,8 @@ from schemas import (
 )
 
 import codec
-from codec import (
-    DecodeError,
-    DepthLimitError,
-    EncodeError,
-    SchemaError,
-    TruncatedError,
-    VarintError,
-    WireFormatError,
-    _wire,
-    schema,
-)
+from codec import DecodeError, EncodeError, _wire, schema
+from codec.errors import DepthLimitError, SchemaError, TruncatedError, VarintError, WireFormatError
 
 FD = FieldDescriptor
 E = everything_pb2
@@ -488,7 +479,7 @@ def test_wire_writer_and_structs_share_one_scalar_rule(cls: Any) -> None:
                     if closed and value not in declared:
                         continue  # the schema's rule, which the pb2 comparisons above check
                     different.append(f"{field.name} = {value!r}: {error}")
-            writer = codec.WireWriter()
+            writer = codec.wire.WireWriter()
             try:
                 getattr(writer, method)(field.number, value)
                 with writer.buffer.getbuffer() as view:
@@ -1705,7 +1696,7 @@ def decode(depth, max_depth):
     try:
         codec.decode(Chain, chain(depth), max_depth=max_depth)
         return "decoded"
-    except codec.DepthLimitError:
+    except codec.errors.DepthLimitError:
         return "DepthLimitError"
 
 def encode(depth):

@@ -649,7 +649,7 @@ def test_random_bytes_agree_with_upb(data: bytes, name: str) -> None:
 def test_divergence_varint_overflow() -> None:
     data = b"\x08" + b"\xff" * 9 + b"\x7f"
     assert everything_pb2.CatInt32.FromString(data).value == -1  # upb drops the bits
-    with pytest.raises(codec.VarintError) as info:
+    with pytest.raises(codec.errors.VarintError) as info:
         codec.decode(struct_of(everything_pb2.CatInt32), data)
     assert info.value.offset == 1
     assert check_against_upb(everything_pb2.CatInt32, data) == "divergence 1: varint overflow"
@@ -659,7 +659,7 @@ def test_varint_overflow_in_a_length_is_no_divergence() -> None:
     data = b"\x0a" + b"\x80" * 9 + b"\x02"  # 2**64 as a string length
     with pytest.raises(ProtobufDecodeError):
         everything_pb2.CatString.FromString(data)
-    with pytest.raises(codec.VarintError):
+    with pytest.raises(codec.errors.VarintError):
         codec.decode(struct_of(everything_pb2.CatString), data)
     assert check_against_upb(everything_pb2.CatString, data) == "both reject"
 
@@ -678,7 +678,7 @@ def test_size_longer_than_5_bytes_is_refused_as_upb_refuses_it(
 ) -> None:
     """K2: upb reads a LEN size in at most 5 bytes; codec refuses longer ones at the size."""
     message = bytes.fromhex(data)
-    with pytest.raises(codec.WireFormatError) as info:
+    with pytest.raises(codec.errors.WireFormatError) as info:
         codec.decode(struct_of(cls), message)
     assert info.value.offset == offset
     assert check_against_upb(cls, message) == "both reject"
@@ -701,7 +701,7 @@ def test_size_padded_to_5_bytes_is_accepted_as_upb_accepts_it() -> None:
 )
 def test_divergence_field_zero_in_a_message_without_fields(name: str, data: bytes) -> None:
     ALL[name].FromString(data)  # upb accepts (it rejects field 0 elsewhere: T1 rows)
-    with pytest.raises(codec.WireFormatError):
+    with pytest.raises(codec.errors.WireFormatError):
         codec.decode(struct_of(ALL[name]), data)
     verdict = check_against_upb(ALL[name], data)
     assert verdict == "divergence 3: field 0 in a message without fields"

@@ -42,7 +42,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import codec
-from codec import (
+from codec import DecodeError, EncodeError, FrameDecoder, FrameEncoder, FrameTooLargeError
+from codec._buffer import WriteBuffer
+from codec.errors import DepthLimitError, TruncatedError, VarintError, WireFormatError
+from codec.wire import (
     DEFAULT_MAX_DEPTH,
     I32,
     I64,
@@ -50,19 +53,9 @@ from codec import (
     MAX_FIELD_NUMBER,
     SGROUP,
     VARINT,
-    DecodeError,
-    DepthLimitError,
-    EncodeError,
-    FrameDecoder,
-    FrameEncoder,
-    FrameTooLargeError,
-    TruncatedError,
-    VarintError,
-    WireFormatError,
     WireReader,
     WireWriter,
 )
-from codec._buffer import WriteBuffer
 
 # --- the reference: a proto3 message built at test time ----------------------
 

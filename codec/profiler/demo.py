@@ -28,8 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import codec
-from codec import varint
+from codec import framing, varint, wire
 from codec.profiler import _recorder
 from codec.profiler.analysis import (
     FrameStore,
@@ -183,7 +182,11 @@ class DemoResult:
         chrome = chrome_json_size(self.kept, self.registry) / kept_scopes
         alloc = self.allocations
         pace = f"up to {self.fps:,.0f} frames/s" if self.fps > 0 else "frames flat out"
-        build = "compiled" if codec.COMPILED and _recorder.COMPILED else "pure Python"
+        build = (
+            "compiled"
+            if framing.COMPILED and wire.COMPILED and _recorder.COMPILED
+            else "pure Python"
+        )
         lines = [
             f"codec profiler demo: {self.seconds:.1f} s, main thread + {self.workers} "
             f"job workers, {pace}, {build} core",

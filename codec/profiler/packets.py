@@ -17,7 +17,7 @@ whatever the number of scopes. Frame bytes depend only on the frame, never
 on the reader, so one encoding fans out to every reader.
 
 Strategy, reading: one function per kind of packet body, each with no state
-of its own and each reading with a :class:`~codec.WireReader`:
+of its own and each reading with a :class:`~codec.wire.WireReader`:
 :func:`read_envelope` (the flags and which body), :func:`read_header` (a
 :class:`Session`), :func:`read_registry` (definitions applied to a
 :class:`~codec.profiler.model.Registry`, which checks that ids arrive dense

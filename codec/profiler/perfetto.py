@@ -4,7 +4,7 @@ Strategy: a Perfetto trace file is a serialized ``Trace``, whose only field is
 ``repeated TracePacket packet = 1``, so the file is a run of
 ``0x0A ‖ varint(len) ‖ TracePacket``: field 1 of ``Trace`` written once per
 packet. :class:`PerfettoWriter` writes every packet with a
-:class:`~codec.WireWriter` into one reusable buffer (descriptors and interned
+:class:`~codec.wire.WireWriter` into one reusable buffer (descriptors and interned
 data as nested messages whose lengths are back-patched, slice events from
 prepared heads, below) and hands the buffer to the file whenever it holds
 ``chunk_size`` bytes, then clears it: a capture of any length is exported in
@@ -36,7 +36,7 @@ A slice event differs from every other event of its track and scope only in
 its timestamp, so its packet is written as a head, encoded once per track,
 scope and size of the timestamp's varint (the packet's tag and length, its
 sequence id, track event and flags) and copied in with
-:meth:`~codec.WireWriter.raw`, then the timestamp, last: two writes and no
+:meth:`~codec.wire.WireWriter.raw`, then the timestamp, last: two writes and no
 object per packet, where a nested message would cost a back-patched region.
 """
 

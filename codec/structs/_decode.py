@@ -35,6 +35,7 @@ from codec._buffer import not_copied
 from codec._introspection import InitSignature
 from codec._varint import byte_view
 from codec._varint import encode as varint_encode
+from codec._wire import DEFAULT_MAX_DEPTH
 from codec.errors import (
     DecodeError,
     DepthLimitError,
@@ -43,7 +44,7 @@ from codec.errors import (
     WireFormatError,
 )
 from codec.structs._encode import encode
-from codec.structs._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
+from codec.structs._struct import STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
 
 if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances

@@ -45,8 +45,9 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._varint import byte_view
+from codec._wire import DEFAULT_MAX_DEPTH
 from codec.errors import EncodeError
-from codec.structs._struct import DEFAULT_MAX_DEPTH, STACK_EXHAUSTED
+from codec.structs._struct import STACK_EXHAUSTED
 
 
 class Shortened(Exception):

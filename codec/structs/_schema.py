@@ -59,7 +59,7 @@ from codec import _wire
 from codec._introspection import struct_signature
 from codec.errors import SchemaError
 from codec.structs import _struct
-from codec.structs._decode import DEFAULT_MAX_ELEMENTS, Decoder, decode
+from codec.structs._decode import decode
 from codec.structs._descriptor_set import (
     build_schema,
     message_types,
@@ -69,17 +69,14 @@ from codec.structs._descriptor_set import (
     shared_module,
 )
 from codec.structs._encode import encode
-from codec.structs._encode import message_size as encoded_size
 from codec.structs._message import (
     Enum,
     Message,
     check_required,
     registered_extensions,
     requires,
-    to_pb2,
 )
 from codec.structs._struct import (
-    DEFAULT_MAX_DEPTH,
     FieldAccess,
     FieldPlan,
     MessagePlan,
@@ -91,17 +88,11 @@ if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
 
 __all__ = [
-    "DEFAULT_MAX_DEPTH",
-    "DEFAULT_MAX_ELEMENTS",
-    "Decoder",
-    "Struct",
-    "decode",
-    "encode",
-    "encoded_size",
+    "enum_class",
     "from_pb2",
     "load_structs",
+    "made_class",
     "struct",
-    "to_pb2",
     "unknown_fields",
     "which_oneof",
 ]

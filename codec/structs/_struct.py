@@ -64,8 +64,6 @@ if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and 
 
 COMPILED: bool = cython.compiled
 
-DEFAULT_MAX_DEPTH = 100  # protobuf C++, Java and upb
-
 _PLAN_NAME = "__plan__"  # the class attribute holding a struct class's MessagePlan
 # Nesting costs C stack (a few hundred bytes a level, compiled), and a thread's
 # stack can be small (32 KiB is legal): the encoder and the decoder stop, with

@@ -37,13 +37,13 @@ def nested(levels: int, header: bytes) -> bytes:
     return payload
 
 
-def walk(reader: codec.WireReader) -> None:
+def walk(reader: codec.wire.WireReader) -> None:
     """Open every LEN value as a nested message, iteratively (the walker uses no stack)."""
     pending = [reader]
     while pending:
         current = pending.pop()
         for _, wire_type, value in current:
-            if wire_type == codec.LEN:
+            if wire_type == codec.wire.LEN:
                 pending.append(current.nested(value))
 
 
@@ -57,7 +57,7 @@ def apis(cls: Any) -> dict[str, Callable[[bytes], object]]:
         return decoder.next_frame()
 
     return {
-        "WireReader": lambda data: walk(codec.WireReader(data)),
+        "WireReader": lambda data: walk(codec.wire.WireReader(data)),
         "codec.decode": lambda data: codec.decode(struct, data),
         "FrameDecoder(message_type)": framed,
     }
@@ -80,7 +80,7 @@ def smallest_recursion_limit(run: Callable[[bytes], object], data: bytes) -> int
             sys.setrecursionlimit(mid)
             try:
                 run(data)
-            except codec.DepthLimitError:
+            except codec.errors.DepthLimitError:
                 high = mid
             except (RecursionError, codec.DecodeError):  # FrameDecoder wraps RecursionError
                 low = mid + 1
@@ -104,7 +104,7 @@ def main() -> None:
                 start = time.perf_counter()
                 try:
                     run(data)
-                except codec.DepthLimitError:
+                except codec.errors.DepthLimitError:
                     pass
                 else:
                     raise AssertionError(f"{api} accepted {name}")

@@ -150,7 +150,7 @@ def encoder_threads() -> Counter[str]:
 
 def writer_threads() -> Counter[str]:
     """Packed fields pausing in ``__index__`` against scalars, on one writer."""
-    writer = codec.WireWriter()
+    writer = codec.wire.WireWriter()
     outcome: Counter[str] = Counter()
     returned: list[tuple[int, Any]] = []
 
@@ -169,8 +169,8 @@ def writer_threads() -> Counter[str]:
     try:
         with writer.buffer.getbuffer() as view:
             landed = [
-                (field, bytes(value) if wire == codec.LEN else value)
-                for field, wire, value in codec.WireReader(bytes(view))
+                (field, bytes(value) if wire == codec.wire.LEN else value)
+                for field, wire, value in codec.wire.WireReader(bytes(view))
             ]
     except codec.DecodeError:
         landed = [(0, "<corrupt message>")]
@@ -230,10 +230,10 @@ ENCODER_CALLS: dict[str, Callable[[codec.FrameEncoder], object]] = {
     "clear": lambda encoder: encoder.clear(),
     "shrink": lambda encoder: encoder.shrink(),
     "getbuffer": lambda encoder: encoder.getbuffer(),
-    "a WireWriter over it": lambda encoder: codec.WireWriter(encoder).uint32(1, 1),
+    "a WireWriter over it": lambda encoder: codec.wire.WireWriter(encoder).uint32(1, 1),
     "__init__": lambda encoder: encoder.__init__(),  # type: ignore[misc]
 }
-WRITER_CALLS: dict[str, Callable[[codec.WireWriter], object]] = {
+WRITER_CALLS: dict[str, Callable[[codec.wire.WireWriter], object]] = {
     "scalar": lambda writer: writer.uint32(2, 1),
     "double": lambda writer: writer.double(2, 1.0),
     "bytes": lambda writer: writer.bytes(2, b"x"),
@@ -246,7 +246,7 @@ WRITER_CALLS: dict[str, Callable[[codec.WireWriter], object]] = {
     "message": lambda writer: writer.message(2).__enter__(),
     "clear": lambda writer: writer.buffer.clear(),
     "getbuffer": lambda writer: writer.buffer.getbuffer(),
-    "another writer": lambda writer: codec.WireWriter(writer.buffer).uint32(2, 1),
+    "another writer": lambda writer: codec.wire.WireWriter(writer.buffer).uint32(2, 1),
 }
 DECODER_CALLS: dict[str, Callable[[codec.FrameDecoder], object]] = {
     "feed": lambda decoder: decoder.feed(b"\x01x"),
@@ -282,7 +282,7 @@ def encoder_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bo
 
 def writer_reentry(action: Callable[[Any], object]) -> tuple[list[str], str, bool]:
     """``action`` on a writer from a packed value's ``__index__`` while it writes the field."""
-    writer = codec.WireWriter()
+    writer = codec.wire.WireWriter()
     value = Reentrant(2, lambda: action(writer))
     outer = raised(lambda: writer.packed(1, "int32", [1, value, 3]))
     with writer.buffer.getbuffer() as view:

@@ -56,7 +56,7 @@ def compiled_public_classes() -> dict[str, type]:
                 for base in cls.__mro__[:-1]:  # and the compiled bases their methods come from
                     if base.__module__ in codec._pure.COMPILED_MODULES:
                         found[base.__name__] = base
-    found["Delimited"] = type(codec.WireWriter().message(1))  # made by message() and frame()
+    found["Delimited"] = type(codec.wire.WireWriter().message(1))  # made by message() and frame()
     return found
 
 

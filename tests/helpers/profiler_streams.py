@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy
 
-from codec import FrameEncoder, WireWriter
+from codec import FrameEncoder
 from codec.profiler import (
     Frame,
     PacketWriter,
@@ -39,6 +39,7 @@ from codec.profiler.packets import (
     StreamHeaderField,
     TrackScopesField,
 )
+from codec.wire import WireWriter
 
 # --- frames and streams --------------------------------------------------------------------
 

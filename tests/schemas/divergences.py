@@ -55,7 +55,7 @@ def walk_values(message: Any) -> Iterator[tuple[Any, Any]]:
 
 def is_varint_overflow(data: bytes, error: codec.DecodeError) -> bool:
     """Divergence 1: a VarintError at a 10-byte varint whose last byte is > 1."""
-    if not isinstance(error, codec.VarintError) or error.offset is None:
+    if not isinstance(error, codec.errors.VarintError) or error.offset is None:
         return False
     varint = data[error.offset : error.offset + 10]
     return len(varint) == 10 and all(b & 0x80 for b in varint[:9]) and varint[9] > 1
@@ -78,7 +78,7 @@ def has_proto2_invalid_utf8(expected: Any) -> bool:
 
 def is_field_zero(data: bytes, error: codec.DecodeError) -> bool:
     """Divergence 3: a WireFormatError at a tag of field number 0."""
-    if not isinstance(error, codec.WireFormatError) or error.offset is None:
+    if not isinstance(error, codec.errors.WireFormatError) or error.offset is None:
         return False
     value = shift = 0
     for byte in data[error.offset : error.offset + 5]:
@@ -109,7 +109,9 @@ def has_unknown_map_entry(message: Any) -> bool:
         plan = type(current).__plan__
         maps = {field.number for field in plan.fields if field.map_key is not None}
         try:
-            numbers = {number for number, _, _ in codec.WireReader(codec.unknown_fields(current))}
+            numbers = {
+                number for number, _, _ in codec.wire.WireReader(codec.unknown_fields(current))
+            }
         except codec.DecodeError:
             numbers = set()
         if maps & numbers:

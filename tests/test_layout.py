@@ -64,7 +64,7 @@ FRAMING_CORE = {
 STRUCT_PORTS = {
     # what a message is, for framing: a struct's tape, a pb2 message, a buffer
     "codec.structs._dispatch": {"codec.framing"},
-    # the tape framing writes and releases (to be handed over by _dispatch)
+    # the tape framing writes and releases
     "codec.structs._encode": {"codec", "codec.framing"},
     # the public API, re-exported
     "codec.structs._decode": {"codec"},

@@ -13,6 +13,21 @@ from codec._varint cimport (
 
 cdef extern from *:
     """
+    /* A str's UTF-8 bytes (CPython keeps them), read in place for an ASCII string;
+       NULL with an exception set for a lone surrogate. */
+    static CYTHON_INLINE const char *codec_utf8(PyObject *text, Py_ssize_t *size) {
+        if (PyUnicode_IS_COMPACT_ASCII(text)) {
+            *size = PyUnicode_GET_LENGTH(text);
+            return (const char *)PyUnicode_DATA(text);
+        }
+        return PyUnicode_AsUTF8AndSize(text, size);
+    }
+    """
+    # NULL is a lone surrogate: the caller raises EncodeError(LONE_SURROGATE).
+    const char *utf8_or_null "codec_utf8"(object text, Py_ssize_t *size) noexcept
+
+cdef extern from *:
+    """
     /* An exact int read in place as a C integer: before 3.12, an int below 2**63 in
        magnitude (at most three 30-bit digits, so timestamps in nanoseconds too); from
        3.12, a compact int (|value| < 2**30). 0 for any other int, which takes

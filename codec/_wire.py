@@ -63,6 +63,9 @@ if not cython.compiled:
     MAX_FIELD_NUMBER = 2**29 - 1  # a tag is field << 3 | wire type, at most 2**32 - 1
 _MAX_TAG = 0xFFFFFFFF
 
+# A str with no UTF-8 form (a lone surrogate) is refused with this text, by every writer.
+LONE_SURROGATE = "string has a lone surrogate"
+
 # Messages and groups nested deeper than this are refused: protobuf C++, Java and upb.
 DEFAULT_MAX_DEPTH = 100
 
@@ -269,7 +272,7 @@ def integer_bits(owner: object, kind: int, value: object) -> int:
             if not PyErr_Occurred():
                 return unsigned
             PyErr_Clear()  # OverflowError: 2**64 or more
-    elif _LOW[kind] <= number < _HIGH[kind]:
+    elif fits(kind, number):
         return integer_pattern(kind, number)
     raise out_of_range(owner, kind, number)
 

@@ -2,7 +2,7 @@
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release
 from cpython.number cimport PyNumber_Index
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.exc cimport PyErr_Clear
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove
 
@@ -21,7 +21,7 @@ from codec._wire cimport (
     SFIXED64, FLOAT, DOUBLE,
     fixed_end, kind_width, length_end, natural_wire_type, read_tag, scalar_bits, scalar_kind,
     skip_group,
-    stray_end_group, varint_length, varint_value_of,
+    stray_end_group, utf8_or_null, varint_length, varint_value_of,
 )
 
 ctypedef unsigned char uchar

@@ -58,7 +58,7 @@ except ImportError:  # the uncompiled build does not need Cython
 from codec._buffer import WriteBuffer, not_copied
 from codec._introspection import InitSignature
 from codec._varint import Bytes, WritableBytes, byte_view
-from codec._wire import DEFAULT_MAX_DEPTH, KIND_NAMES, NUMPY_DTYPES
+from codec._wire import DEFAULT_MAX_DEPTH, KIND_NAMES, LONE_SURROGATE, NUMPY_DTYPES
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
     from codec._buffer import byte_pointer, copy_bytes, uninitialised
@@ -498,16 +498,17 @@ class WireWriter:
             raise EncodeError(
                 f"field {field}: string value must be a str, not {type(text).__name__}"
             )
-        try:
-            if cython.compiled:
-                data = PyUnicode_AsUTF8AndSize(text, cython.address(size))
-            else:
-                encoded = text.encode("utf-8")  # the uncompiled build makes one temporary
-        except UnicodeEncodeError as exc:
-            raise EncodeError(f"field {field}: string is not valid UTF-8: {exc.reason}") from None
         if cython.compiled:
+            data = utf8_or_null(text, cython.address(size))
+            if data == cython.NULL:
+                PyErr_Clear()
+                raise EncodeError(f"field {field}: {LONE_SURROGATE}")
             self._put_len(tag, cython.cast(cython.p_uchar, data), size)
         else:
+            try:
+                encoded = text.encode()  # the uncompiled build makes one temporary
+            except UnicodeEncodeError:
+                raise EncodeError(f"field {field}: {LONE_SURROGATE}") from None
             self._put_len(tag, memoryview(encoded), len(encoded))
 
     def _put_buffer(self, field: object, tag: int, data: object) -> None:

@@ -13,8 +13,9 @@ from codec.structs._struct cimport (
     SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED,
     FieldPlan, MessagePlan, Struct,
     _check_member, _encode_error, _has, _lent, _lone_surrogate, _sized, _slot,
-    _type_of, _utf8_or_null, codec_below, codec_stack_floor, object_ptr, plan_of,
+    _type_of, codec_below, codec_stack_floor, object_ptr, plan_of,
 )
+from codec._wire cimport utf8_or_null
 from codec._varint cimport (
     twos_complement, varint_size, varint_write, varint_write_padded, write_le, zigzag,
 )

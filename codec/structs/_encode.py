@@ -755,7 +755,7 @@ def _head(tape: Tape, field: FieldPlan, size: int) -> None:
 def _text(tape: Tape, field: FieldPlan, plan: MessagePlan, text: Any, implicit: bool) -> None:
     """Put a ``str`` on the tape as its UTF-8 bytes (compiled: CPython's own)."""
     if cython.compiled:
-        data = _utf8_or_null(text, cython.address(size))
+        data = utf8_or_null(text, cython.address(size))
         if data == cython.NULL:
             raise _lone_surrogate(field, plan)
     else:
@@ -936,7 +936,7 @@ def _sort_value(item: Any, text: bool, mask: int) -> None:
         if not text:
             item.number = _key_number(key) & mask
         elif type(key) is str:
-            item.text = _utf8_or_null(key, cython.address(item.size))
+            item.text = utf8_or_null(key, cython.address(item.size))
             if item.text == cython.NULL:  # a lone surrogate, which recording the key refuses
                 PyErr_Clear()
                 item.size = 0

@@ -11,7 +11,7 @@ from codec._varint cimport bits_float32, float32_bits, varint_size
 from codec._wire cimport (
     VARINT, I64, LEN, EGROUP, I32, INT32, INT64, UINT32, UINT64, BOOL, ENUM, FLOAT, DOUBLE,
     STRING, BYTES, MESSAGE, GROUP,
-    natural_wire_type, scalar_bits, integer_of, truth_of, real_of,
+    natural_wire_type, scalar_bits, integer_of, truth_of, real_of, utf8_or_null,
 )
 
 ctypedef unsigned char uchar
@@ -39,21 +39,6 @@ ctypedef TypeWithVectorcall *type_ptr
 ctypedef VersionedType *versioned_type_ptr
 ctypedef PyMemberDescrObject *member_descr_ptr
 
-
-cdef extern from *:
-    """
-    /* A str's UTF-8 bytes (CPython keeps them), read in place for an ASCII string;
-       NULL with an exception set for a lone surrogate. */
-    static CYTHON_INLINE const char *codec_utf8(PyObject *text, Py_ssize_t *size) {
-        if (PyUnicode_IS_COMPACT_ASCII(text)) {
-            *size = PyUnicode_GET_LENGTH(text);
-            return (const char *)PyUnicode_DATA(text);
-        }
-        return PyUnicode_AsUTF8AndSize(text, size);
-    }
-    """
-    # NULL is a lone surrogate: the caller raises its own error.
-    const char *_utf8_or_null "codec_utf8"(object text, Py_ssize_t *size) noexcept
 
 cdef extern from "Python.h":
     PyTypeObject *Py_TYPE(object value) noexcept

@@ -32,7 +32,7 @@ except ImportError:  # the uncompiled build does not need Cython
 from google.protobuf.message import Message as ProtobufMessage
 
 from codec._varint import encode as varint_bytes
-from codec._wire import NUMPY_DTYPES, SCALAR_KINDS
+from codec._wire import LONE_SURROGATE, NUMPY_DTYPES, SCALAR_KINDS
 from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
@@ -687,13 +687,13 @@ def _lone_surrogate(field: FieldPlan, plan: MessagePlan) -> EncodeError:
     """The error for a ``str`` with no UTF-8 form (compiled: the one CPython raised is cleared)."""
     if cython.compiled:
         PyErr_Clear()
-    return _encode_error(field, plan, "string has a lone surrogate")
+    return _encode_error(field, plan, LONE_SURROGATE)
 
 
 def _check_text(field: FieldPlan, plan: MessagePlan, text: str) -> None:
     """Refuse a ``str`` with no UTF-8 form (compiled: CPython makes and keeps it)."""
     if cython.compiled:
-        if _utf8_or_null(text, cython.address(size)) == cython.NULL:
+        if utf8_or_null(text, cython.address(size)) == cython.NULL:
             raise _lone_surrogate(field, plan)
     else:
         try:

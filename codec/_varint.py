@@ -253,26 +253,22 @@ def decode(buffer: object, offset: int = 0, *, strict: bool = False) -> tuple[in
 
 def zigzag_encode(value: int) -> int:
     """Map a signed 64-bit integer to an unsigned one (sint64): 0, -1, 1, -2 -> 0, 1, 2, 3."""
-    number = _in_range(value, _INT64, "sint64 value")
-    return (number << 1) ^ (number >> 63)
+    return zigzag(_in_range(value, _INT64, "sint64 value"))
 
 
 def zigzag_decode(value: int) -> int:
     """Inverse of :func:`zigzag_encode` for an unsigned 64-bit integer."""
-    number = _in_range(value, _UINT64, "zigzag value")
-    return (number >> 1) ^ -(number & 1)
+    return unzigzag(_in_range(value, _UINT64, "zigzag value"))
 
 
 def zigzag_encode32(value: int) -> int:
-    """Map a signed 32-bit integer to an unsigned one (sint32)."""
-    number = _in_range(value, _INT32, "sint32 value")
-    return (number << 1) ^ (number >> 31)
+    """Map a signed 32-bit integer to an unsigned one (sint32): sint64's map, on a smaller range."""
+    return zigzag(_in_range(value, _INT32, "sint32 value"))
 
 
 def zigzag_decode32(value: int) -> int:
     """Inverse of :func:`zigzag_encode32`. Like protobuf, only the low 32 bits count."""
-    number = _in_range(value, _UINT64, "zigzag value") & 0xFFFFFFFF
-    return (number >> 1) ^ -(number & 1)
+    return unzigzag(_in_range(value, _UINT64, "zigzag value") & 0xFFFFFFFF)
 
 
 # --- fixed-width values ----------------------------------------------------

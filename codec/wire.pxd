@@ -38,7 +38,7 @@ cdef Py_ssize_t _kind_code(object field, object kind) except -1
 
 cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)
 
-@cython.locals(n32=int32_t, n64=int64_t)
+@cython.locals(n32=int32_t)
 cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
 
 

@@ -200,16 +200,14 @@ def _element(column: Bytes, i: int, code: int) -> int:
         if code == INT64:
             return cython.cast(uint64_t, cython.cast(cython.pointer(int64_t), column)[i])
         if code == SINT64:
-            n64 = cython.cast(cython.pointer(int64_t), column)[i]
-            return (cython.cast(uint64_t, n64) << 1) ^ cython.cast(uint64_t, n64 >> 63)
+            return zigzag(cython.cast(cython.pointer(int64_t), column)[i])
         if code == UINT32:
             return cython.cast(cython.pointer(uint32_t), column)[i]
         if code == BOOL:
             return column[i] != 0
         n32 = cython.cast(cython.pointer(int32_t), column)[i]
         if code == SINT32:
-            n64 = n32
-            return (cython.cast(uint64_t, n64) << 1) ^ cython.cast(uint64_t, n64 >> 63)
+            return zigzag(n32)
         return cython.cast(uint64_t, cython.cast(int64_t, n32))  # int32, enum
     return 0
 

@@ -40,6 +40,25 @@ cdef class WriteBuffer:
     cdef int _claim(self, bint whole) except -1
     cdef object _busy_error(self, bint whole)
 
+# A WriteBuffer's state changes here only, inlined where a writer uses it: a
+# write claims the buffer (WriteBuffer._claim), moves its end, and releases it;
+# a nested message or frame is a region, counted while it is open.
+cdef inline void release_claim(WriteBuffer buffer) noexcept:
+    buffer._busy = False
+
+cdef inline void set_end(WriteBuffer buffer, Py_ssize_t end) noexcept:
+    buffer._length = end
+
+cdef inline void cut_to(WriteBuffer buffer, Py_ssize_t start) noexcept:
+    if buffer._length > start:
+        buffer._length = start
+
+cdef inline void open_region(WriteBuffer buffer) noexcept:
+    buffer._regions += 1
+
+cdef inline void close_region(WriteBuffer buffer) noexcept:
+    buffer._regions -= 1
+
 cdef class ReceiveWindow:
     cdef bytearray _data
     cdef memoryview _view

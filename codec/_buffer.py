@@ -261,7 +261,7 @@ class WriteBuffer:
         return pos
 
     def _claim(self, whole: bool) -> None:
-        """Take the buffer for one write; release it with ``_busy = False``.
+        """Take the buffer for one write; :func:`release_claim` ends it.
 
         ``whole``: the write needs the buffer at a boundary between fields or
         frames (a frame, ``clear()``), not inside an open nested message or frame.
@@ -389,7 +389,29 @@ def move_bytes(data: bytearray, start: int, size: int) -> None:
         view[:size] = view[start : start + size]
 
 
-if not cython.compiled:
+if not cython.compiled:  # compiled, _buffer.pxd holds these, inlined where they are used
+
+    def release_claim(buffer: WriteBuffer) -> None:
+        """End the write that :meth:`WriteBuffer._claim` began."""
+        buffer._busy = False
+
+    def set_end(buffer: WriteBuffer, end: int) -> None:
+        """The buffer's bytes now end at ``end`` (written up to there)."""
+        buffer._length = end
+
+    def cut_to(buffer: WriteBuffer, start: int) -> None:
+        """Forget what was written after ``start``."""
+        if buffer._length > start:
+            buffer._length = start
+
+    def open_region(buffer: WriteBuffer) -> None:
+        """A nested message or frame is open on the buffer."""
+        buffer._regions += 1
+
+    def close_region(buffer: WriteBuffer) -> None:
+        """A nested message or frame is closed."""
+        buffer._regions -= 1
+
     from codec._pure import fields_as_allocated
 
     fields_as_allocated(WriteBuffer, _data=None, _length=0, _busy=False, _regions=0)

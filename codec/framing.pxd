@@ -4,7 +4,8 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport (
-    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, make_room, uninitialised,
+    ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, make_room, release_claim, set_end,
+    uninitialised,
 )
 from codec.structs._dispatch cimport Parser, parser_for, payload_of
 from codec.structs._encode cimport Tape, release, write_tape

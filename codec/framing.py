@@ -52,7 +52,14 @@ from codec._introspection import InitSignature
 from codec._varint import Bytes, byte_view
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
-    from codec._buffer import byte_pointer, copy_bytes, make_room, uninitialised
+    from codec._buffer import (
+        byte_pointer,
+        copy_bytes,
+        make_room,
+        release_claim,
+        set_end,
+        uninitialised,
+    )
     from codec._varint import (
         acquire,
         varint_error,
@@ -253,9 +260,9 @@ class FrameEncoder(WriteBuffer):
         try:
             end = _frame_into(self._data, self._length, payload, self._max_frame_size, False)
             written = end - self._length
-            self._length = end
+            set_end(self, end)
         finally:
-            self._busy = False
+            release_claim(self)
         return written
 
     def frame(self) -> Delimited:
@@ -282,9 +289,9 @@ class FrameEncoder(WriteBuffer):
         try:
             start = self._length
             end = _put_message(self._data, start, message, self._max_frame_size, False, partial)
-            self._length = end
+            set_end(self, end)
         finally:
-            self._busy = False
+            release_claim(self)
         return end - start
 
 

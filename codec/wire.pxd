@@ -7,8 +7,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove
 
 from codec._buffer cimport (
-    MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, copy_bytes,
-    uninitialised,
+    MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, close_region,
+    copy_bytes, cut_to, open_region, release_claim, set_end, uninitialised,
 )
 from codec._varint cimport (
     read_le, write_le, acquire, varint_scan, varint_size, varint_value,

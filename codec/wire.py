@@ -61,7 +61,16 @@ from codec._varint import Bytes, WritableBytes, byte_view
 from codec._wire import DEFAULT_MAX_DEPTH, KIND_NAMES, LONE_SURROGATE, NUMPY_DTYPES
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
-    from codec._buffer import byte_pointer, copy_bytes, uninitialised
+    from codec._buffer import (
+        byte_pointer,
+        close_region,
+        copy_bytes,
+        cut_to,
+        open_region,
+        release_claim,
+        set_end,
+        uninitialised,
+    )
     from codec._varint import (
         read_le,
         varint_scan,
@@ -403,9 +412,9 @@ class WireWriter:
         buffer = _claimed(self, False)
         try:
             pos = self.buffer._room(varint_size(tag))
-            buffer._length = varint_write(byte_pointer(buffer._data), pos, tag)
+            set_end(buffer, varint_write(byte_pointer(buffer._data), pos, tag))
         finally:
-            buffer._busy = False
+            release_claim(buffer)
 
     def raw(self, data: Any) -> None:
         """Bytes as they are (any contiguous buffer), for hand-written encoders."""
@@ -472,9 +481,9 @@ class WireWriter:
             out = byte_pointer(buffer._data)
             pos = varint_write(out, pos, tag)
             pos = write_le(out, pos, bits, width) if width else varint_write(out, pos, bits)
-            buffer._length = pos
+            set_end(buffer, pos)
         finally:
-            buffer._busy = False
+            release_claim(buffer)
 
     def _put_len(self, tag: int, source: Bytes, size: int) -> None:
         """Write ``tag`` and ``varint(size)`` (neither if ``tag`` is 0), then ``size`` bytes."""
@@ -486,9 +495,9 @@ class WireWriter:
                 pos = varint_write(out, pos, tag)
                 pos = varint_write(out, pos, size)
             copy_bytes(out, pos, source, size)
-            buffer._length = pos + size
+            set_end(buffer, pos + size)
         finally:
-            buffer._busy = False
+            release_claim(buffer)
 
     def _put_text(self, field: object, tag: int, text: object) -> None:
         """:meth:`_put_len` of the UTF-8 bytes of a ``str``."""
@@ -547,9 +556,9 @@ class WireWriter:
                     out = byte_pointer(buffer._data)
                     pos = varint_write(out, pos, tag)
                     pos = varint_write(out, pos, size)
-                    buffer._length = _write_column(out, pos, elements, n, code)
+                    set_end(buffer, _write_column(out, pos, elements, n, code))
                 finally:
-                    buffer._busy = False
+                    release_claim(buffer)
             finally:
                 PyBuffer_Release(cython.address(view))
         else:
@@ -577,9 +586,9 @@ class WireWriter:
                     pos = self.buffer._room(width or varint_size(bits))
                     out = byte_pointer(buffer._data)
                     if width:
-                        buffer._length = write_le(out, pos, bits, width)
+                        set_end(buffer, write_le(out, pos, bits, width))
                     else:
-                        buffer._length = varint_write(out, pos, bits)
+                        set_end(buffer, varint_write(out, pos, bits))
                     count += 1
             except BaseException:
                 self._rollback(start)
@@ -589,7 +598,7 @@ class WireWriter:
             else:
                 self._rollback(start)  # proto3: an empty packed field is not written
         finally:
-            buffer._busy = False
+            release_claim(buffer)
 
     def _open(self, tag: int) -> int:
         """Write ``tag`` (none if 0) and one reserved length byte; return where the body goes."""
@@ -598,7 +607,7 @@ class WireWriter:
         if tag:
             pos = varint_write(out, pos, tag)
         out[pos] = 0
-        self.buffer._length = pos + 1
+        set_end(self.buffer, pos + 1)
         return pos + 1
 
     def _close(self, start: int, body: int, limit: int) -> int:
@@ -621,14 +630,13 @@ class WireWriter:
                 self._rollback(start)
                 raise
             _shift_right(byte_pointer(buffer._data), body, size, extra)
-            buffer._length = end + extra
+            set_end(buffer, end + extra)
         varint_write(byte_pointer(buffer._data), body - 1, size)
         return size
 
     def _rollback(self, start: int) -> None:
         """Forget everything written after ``start``."""
-        if self.buffer._length > start:
-            self.buffer._length = start
+        cut_to(self.buffer, start)
 
 
 class Delimited:
@@ -664,9 +672,9 @@ class Delimited:
         try:
             self._start = buffer._length
             self._body = writer._open(self._tag)
-            buffer._regions += 1
+            open_region(buffer)
         finally:
-            buffer._busy = False
+            release_claim(buffer)
         return writer
 
     def __exit__(
@@ -687,12 +695,12 @@ class Delimited:
             else:
                 writer._rollback(self._start)  # and the exception goes on
         finally:
-            buffer._regions -= 1
-            buffer._busy = False
+            close_region(buffer)
+            release_claim(buffer)
 
 
 def _claimed(writer: WireWriter, whole: bool) -> WriteBuffer:
-    """The writer's buffer, claimed for one write (release: ``buffer._busy = False``)."""
+    """The writer's buffer, claimed for one write (release: ``release_claim(buffer)``)."""
     buffer = writer.buffer
     if buffer is None:
         raise uninitialised(writer)

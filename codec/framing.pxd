@@ -7,8 +7,9 @@ from codec._buffer cimport (
     ReceiveWindow, WriteBuffer, byte_pointer, copy_bytes, make_room, release_claim, set_end,
     uninitialised,
 )
-from codec.structs._dispatch cimport Parser, parser_for, payload_of
-from codec.structs._encode cimport Tape, release, write_tape
+from codec.structs._dispatch cimport (
+    Parser, parser_for, payload_of, release_staged, staged_size, write_staged,
+)
 from codec._varint cimport (
     acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
 )
@@ -23,7 +24,7 @@ cdef Py_ssize_t _frame_into(bytearray data, Py_ssize_t offset, object payload, P
 cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *source, Py_ssize_t size,
                            Py_ssize_t limit, bint exact) except -1
 
-@cython.locals(staged=object, tape=Tape, body=Py_ssize_t)
+@cython.locals(staged=object, body=Py_ssize_t)
 cdef Py_ssize_t _put_message(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
                              bint exact, bint partial) except -1
 cdef Py_ssize_t _resolved(bytearray data, Py_ssize_t offset) except -1

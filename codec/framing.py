@@ -68,8 +68,13 @@ if not cython.compiled:  # compiled, framing.pxd cimports these C functions
         varint_value,
         varint_write,
     )
-    from codec.structs._dispatch import parser_for, payload_of
-    from codec.structs._encode import Tape, release, write_tape
+    from codec.structs._dispatch import (
+        parser_for,
+        payload_of,
+        release_staged,
+        staged_size,
+        write_staged,
+    )
 from codec.errors import DecodeError, FrameTooLargeError, TruncatedError
 from codec.wire import Delimited, open_frame
 
@@ -153,20 +158,17 @@ def _put_message(
 ) -> int:
     """Write a message as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
 
-    :func:`~codec.structs._dispatch.payload_of` says how (a struct's tape, or a bytes-like
-    payload), checking every value before anything is written, so a refused
-    message leaves ``data`` as it was. ``offset`` is checked after that: the
-    Python code a struct's values may run could have resized ``data``.
+    The payload is staged first (:func:`~codec.structs._dispatch.payload_of`),
+    every value checked before anything is written, so a refused message
+    leaves ``data`` as it was. ``offset`` is checked after that: the Python
+    code a struct's values may run could have resized ``data``.
     """
     staged = payload_of(message, partial)
-    if type(staged) is Tape:
-        tape = cython.cast(Tape, staged)
-        try:
-            body = _frame_room(data, _resolved(data, offset), tape.size, limit, exact)
-            return write_tape(tape, data, body)
-        finally:
-            release(tape)
-    return _frame_into(data, _resolved(data, offset), staged, limit, exact)
+    try:
+        body = _frame_room(data, _resolved(data, offset), staged_size(staged), limit, exact)
+        return write_staged(staged, data, body)
+    finally:
+        release_staged(staged)
 
 
 def _resolved(data: bytearray, offset: int) -> int:

@@ -62,12 +62,11 @@ FRAMING_CORE = {
     "codec.wire",
 }
 STRUCT_PORTS = {
-    # what a message is, for framing: a struct's tape, a pb2 message, a buffer
+    # what a message is, for framing: a staged payload it sizes, writes and releases
     "codec.structs._dispatch": {"codec.framing"},
-    # the tape framing writes and releases
-    "codec.structs._encode": {"codec", "codec.framing"},
     # the public API, re-exported
     "codec.structs._decode": {"codec"},
+    "codec.structs._encode": {"codec"},
     "codec.structs._json": {"codec"},
     "codec.structs._message": {"codec", "codec._generic"},
     "codec.structs._schema": {"codec"},

@@ -6,14 +6,19 @@ and ``codec.io.write_frames``) asks :func:`payload_of` how a message's payload
 is made, and each kind has one answer:
 
 * a struct is measured onto a tape by the struct encoder, every value
-  checked before a byte is written; the framing layer then writes the tape
-  straight into its buffer and releases it;
-* any object with the buffer protocol (``bytes``, ``bytearray``,
-  ``memoryview``, a numpy array) is the payload as it is;
+  checked before a byte is written;
+* ``bytes`` is the payload as it is, and any other object with the buffer
+  protocol (``bytearray``, ``memoryview``, a numpy array) is held by a flat
+  byte view while it is written (a non-contiguous one is a BufferError);
 * a google.protobuf message is serialized once by upb, which has no
   serialize-into-buffer API, and its bytes are the payload;
 * a class, or anything else, is a :class:`TypeError` that says what is
   accepted (as msgspec's ``encode`` does for a type it cannot encode).
+
+What comes back is a staged payload, which the framing layer handles
+without knowing its kind: :func:`staged_size` (to write the length prefix
+and make room), :func:`write_staged` (straight into its buffer) and
+:func:`release_staged`, always, once it is done with it.
 
 Strategy, reading. Everything that reads frames (``FrameDecoder``, and
 through it ``codec.aio`` and ``codec.io.read_frames``) turns its
@@ -36,33 +41,68 @@ except ImportError:  # the uncompiled build does not need Cython
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
+from codec._varint import byte_view
 from codec.errors import DecodeError, EncodeError
 from codec.structs._decode import Decoder
 
 if not cython.compiled:  # compiled, _dispatch.pxd cimports these
-    from codec.structs._encode import measure
+    from codec._buffer import byte_pointer, copy_bytes
+    from codec.structs._encode import Tape, measure, release, write_tape
     from codec.structs._struct import Struct
 
 COMPILED: bool = cython.compiled
 
 
 def payload_of(message: Any, partial: bool) -> Any:
-    """How ``message`` is framed: a struct's measured tape, or a bytes-like payload.
+    """``message`` staged to be framed: a struct's measured tape, bytes, or a byte view.
 
     ``partial`` skips the required-field check, as pb2's
-    ``SerializePartialToString`` does. A tape must be released by whoever
-    writes it.
+    ``SerializePartialToString`` does. Whoever stages a payload releases it
+    (:func:`release_staged`).
     """
     if isinstance(message, Struct):
         return measure(message, partial)
-    if _has_buffer(message):
+    if type(message) is bytes:
         return message
+    if _has_buffer(message):
+        return byte_view(message, False)
     if isinstance(message, type):
         raise TypeError(
             f"cannot encode the class {message.__name__} itself: expected a message,"
             f" such as {message.__name__}(...)"
         )
     return _serialized(message, partial)
+
+
+def staged_size(staged: Any) -> int:
+    """The size in bytes of a payload :func:`payload_of` staged."""
+    if type(staged) is Tape:
+        return cython.cast(Tape, staged).size
+    return len(staged)  # bytes, or a flat byte view
+
+
+def write_staged(staged: Any, data: bytearray, pos: int) -> int:
+    """Write a staged payload at ``data[pos]``, where room was made; return its end."""
+    if type(staged) is Tape:
+        return write_tape(cython.cast(Tape, staged), data, pos)
+    size = len(staged)
+    if cython.compiled:
+        if type(staged) is bytes:
+            source = cython.cast(cython.p_uchar, PyBytes_AS_STRING(staged))
+        else:
+            source = cython.cast(cython.p_uchar, cython.cast(MemoryViewPointer, staged).view.buf)
+        copy_bytes(byte_pointer(data), pos, source, size)
+    else:
+        copy_bytes(byte_pointer(data), pos, staged, size)
+    return pos + size
+
+
+def release_staged(staged: Any) -> None:
+    """Done with a staged payload: a tape goes back for the next encode, a view is released."""
+    if type(staged) is Tape:
+        release(cython.cast(Tape, staged))
+    elif type(staged) is memoryview:
+        staged.release()
 
 
 def _has_buffer(value: object) -> bool:
@@ -166,4 +206,11 @@ if not cython.compiled:
 
     fields_as_allocated(Parser, decoder=None, message_type=None)
 
-__all__ = ["Parser", "parser_for", "payload_of"]
+__all__ = [
+    "Parser",
+    "parser_for",
+    "payload_of",
+    "release_staged",
+    "staged_size",
+    "write_staged",
+]

@@ -75,8 +75,9 @@ from schemas import (
 )
 
 import codec
-from codec import DecodeError, EncodeError, _wire, schema
+from codec import DecodeError, EncodeError, _wire
 from codec.errors import DepthLimitError, SchemaError, TruncatedError, VarintError, WireFormatError
+from codec.structs import _schema
 
 FD = FieldDescriptor
 E = everything_pb2
@@ -460,7 +461,7 @@ def test_wire_writer_and_structs_share_one_scalar_rule(cls: Any) -> None:
     struct_cls = S(cls)
     different = []
     for field in cls.DESCRIPTOR.fields:
-        kind = schema._KINDS[field.type]
+        kind = _schema._KINDS[field.type]
         if field.is_repeated or field.message_type is not None or kind not in _wire.SCALAR_KINDS:
             continue
         method = _wire.KIND_NAMES[kind]

@@ -58,7 +58,7 @@ cdef class FrameDecoder(ReceiveWindow):
     cpdef object next_frame(self)
     @cython.locals(start=Py_ssize_t, n=Py_ssize_t, body=Py_ssize_t, end=Py_ssize_t,
                    data=cython.p_uchar)
-    cdef object _take(self)
+    cdef object _take_frame(self)
     cdef int _commit(self, Py_ssize_t nbytes) except -1
     @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, size=uint64_t,
                    data=cython.p_uchar)

@@ -115,7 +115,7 @@ def checked_flag(name: str, value: Any) -> bool:
     return value
 
 
-def _room(sizehint: int, limit: int) -> int:
+def _receive_room(sizehint: int, limit: int) -> int:
     """The room :meth:`FrameDecoder.get_buffer` hands out for ``sizehint`` under ``limit``.
 
     64 KiB when ``sizehint`` is not positive; else ``sizehint``, up to the
@@ -406,7 +406,7 @@ class FrameDecoder(ReceiveWindow):
         self._claim()
         try:
             self._check_receiving()
-            room = _room(hint, self._max_frame_size)
+            room = _receive_room(hint, self._max_frame_size)
             self._make_room(room)
             self._offered = room
             return self._received(self._end, self._end + room)
@@ -477,7 +477,7 @@ class FrameDecoder(ReceiveWindow):
         """The next complete frame (a ``memoryview``, or a message), or ``None``."""
         self._claim()
         try:
-            return self._take()
+            return self._take_frame()
         finally:
             self._busy = False
 
@@ -505,7 +505,7 @@ class FrameDecoder(ReceiveWindow):
     def __next__(self) -> Any:
         self._claim()
         try:
-            frame = self._take()
+            frame = self._take_frame()
         finally:
             self._busy = False
         if frame is None:
@@ -514,7 +514,7 @@ class FrameDecoder(ReceiveWindow):
 
     # --- internals ---------------------------------------------------------
 
-    def _take(self) -> Any:
+    def _take_frame(self) -> Any:
         """Take the frame at ``_start`` if it is complete: a view, or its message; else None."""
         start = self._start
         if self._error is not None and self._base + start >= self._error_offset:

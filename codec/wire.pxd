@@ -32,14 +32,14 @@ ctypedef unsigned char uchar
 cdef object _index(object value)
 @cython.locals(number=Py_ssize_t)
 cdef Py_ssize_t _field_number(object field) except -1
-cdef uint64_t _tag(object field, Py_ssize_t wire_type) except 0
+cdef uint64_t _tag_of(object field, Py_ssize_t wire_type) except 0
 cdef Py_ssize_t _kind_code(object field, object kind) except -1
 # --- packed columns ----------------------------------------------------------
 
 cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)
 
 @cython.locals(n32=int32_t)
-cdef uint64_t _element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
+cdef uint64_t _column_element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
 
 
 @cython.locals(total=Py_ssize_t, i=Py_ssize_t)
@@ -61,7 +61,7 @@ cdef class WireWriter:
 
     @cython.locals(bits=uint64_t, width=Py_ssize_t, pos=Py_ssize_t, out=cython.p_uchar,
                    tag=uint64_t, buffer=WriteBuffer)
-    cdef int _scalar(self, object field, Py_ssize_t code, object value) except -1
+    cdef int _put_scalar(self, object field, Py_ssize_t code, object value) except -1
 
     @cython.locals(pos=Py_ssize_t, out=cython.p_uchar, buffer=WriteBuffer)
     cdef int _put_len(self, uint64_t tag, const uchar *source, Py_ssize_t size) except -1
@@ -83,10 +83,10 @@ cdef class WireWriter:
                            object values) except -1
 
     @cython.locals(pos=Py_ssize_t, out=cython.p_uchar)
-    cdef Py_ssize_t _open(self, uint64_t tag) except -1
+    cdef Py_ssize_t _reserve_length(self, uint64_t tag) except -1
 
     @cython.locals(buffer=WriteBuffer, end=Py_ssize_t, size=Py_ssize_t, extra=Py_ssize_t)
-    cdef Py_ssize_t _close(self, Py_ssize_t start, Py_ssize_t body, Py_ssize_t limit) except -1
+    cdef Py_ssize_t _patch_length(self, Py_ssize_t start, Py_ssize_t body, Py_ssize_t limit) except -1
 
     cdef void _rollback(self, Py_ssize_t start) noexcept
 

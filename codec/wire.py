@@ -168,7 +168,7 @@ def _field_number(field: object) -> int:
     return number
 
 
-def _tag(field: object, wire_type: int) -> int:
+def _tag_of(field: object, wire_type: int) -> int:
     """The tag of ``field`` with ``wire_type`` (never 0)."""
     return (_field_number(field) << 3) | wire_type
 
@@ -201,7 +201,7 @@ def _checked_column(field: object, code: int, values: Any, numpy: Any) -> Any:
     return values
 
 
-def _element(column: Bytes, i: int, code: int) -> int:
+def _column_element(column: Bytes, i: int, code: int) -> int:
     """Compiled only: the varint value of element ``i`` of a checked column of kind ``code``."""
     if cython.compiled:
         if code == UINT64:
@@ -227,7 +227,7 @@ def _column_size(column: Bytes, n: int, code: int) -> int:
     total = 0
     if cython.compiled:
         for i in range(n):
-            total += varint_size(_element(column, i, code))
+            total += varint_size(_column_element(column, i, code))
     return total
 
 
@@ -242,7 +242,7 @@ def _write_column(out: WritableBytes, pos: int, column: Bytes, n: int, code: int
     """
     if cython.compiled:
         for i in range(n):
-            value = _element(column, i, code)
+            value = _column_element(column, i, code)
             if value < 0x10000000:
                 more1 = value >= 0x80
                 more2 = value >= 0x4000
@@ -343,55 +343,55 @@ class WireWriter:
 
     def varint(self, field: int, value: int) -> None:
         """A raw varint: any value in [0, 2**64) (uint64 semantics)."""
-        self._scalar(field, UINT64, value)
+        self._put_scalar(field, UINT64, value)
 
     def int32(self, field: int, value: int) -> None:
         """An int32 in [-2**31, 2**31); negative values take 10 bytes."""
-        self._scalar(field, INT32, value)
+        self._put_scalar(field, INT32, value)
 
     def int64(self, field: int, value: int) -> None:
         """An int64 in [-2**63, 2**63); negative values take 10 bytes."""
-        self._scalar(field, INT64, value)
+        self._put_scalar(field, INT64, value)
 
     def uint32(self, field: int, value: int) -> None:
         """A uint32 in [0, 2**32)."""
-        self._scalar(field, UINT32, value)
+        self._put_scalar(field, UINT32, value)
 
     def uint64(self, field: int, value: int) -> None:
         """A uint64 in [0, 2**64)."""
-        self._scalar(field, UINT64, value)
+        self._put_scalar(field, UINT64, value)
 
     def sint32(self, field: int, value: int) -> None:
         """A sint32 in [-2**31, 2**31), ZigZag-encoded."""
-        self._scalar(field, SINT32, value)
+        self._put_scalar(field, SINT32, value)
 
     def sint64(self, field: int, value: int) -> None:
         """A sint64 in [-2**63, 2**63), ZigZag-encoded."""
-        self._scalar(field, SINT64, value)
+        self._put_scalar(field, SINT64, value)
 
     def enum(self, field: int, value: int) -> None:
         """An enum value (int32 semantics)."""
-        self._scalar(field, ENUM, value)
+        self._put_scalar(field, ENUM, value)
 
     def fixed32(self, field: int, value: int) -> None:
         """A fixed32 in [0, 2**32), 4 bytes little-endian."""
-        self._scalar(field, FIXED32, value)
+        self._put_scalar(field, FIXED32, value)
 
     def fixed64(self, field: int, value: int) -> None:
         """A fixed64 in [0, 2**64), 8 bytes little-endian."""
-        self._scalar(field, FIXED64, value)
+        self._put_scalar(field, FIXED64, value)
 
     def sfixed32(self, field: int, value: int) -> None:
         """An sfixed32 in [-2**31, 2**31), 4 bytes little-endian two's complement."""
-        self._scalar(field, SFIXED32, value)
+        self._put_scalar(field, SFIXED32, value)
 
     def sfixed64(self, field: int, value: int) -> None:
         """An sfixed64 in [-2**63, 2**63), 8 bytes little-endian two's complement."""
-        self._scalar(field, SFIXED64, value)
+        self._put_scalar(field, SFIXED64, value)
 
     def double(self, field: int, value: float) -> None:
         """A double: IEEE binary64, little-endian."""
-        self._scalar(field, DOUBLE, value)
+        self._put_scalar(field, DOUBLE, value)
 
     # --- length-delimited -------------------------------------------------
 
@@ -402,13 +402,13 @@ class WireWriter:
         keeps an ASCII string's UTF-8 form in place and caches any other's).
         A ``str`` with lone surrogates raises EncodeError.
         """
-        self._put_text(field, _tag(field, _LEN), text)
+        self._put_text(field, _tag_of(field, _LEN), text)
 
     def tag(self, field: int, wire_type: int) -> None:
         """A bare tag, for hand-written encoders (follow it with :meth:`raw`)."""
         if not isinstance(wire_type, int) or not 0 <= wire_type <= 5:
             raise EncodeError(f"field {field}: wire type must be in [0, 5], not {wire_type!r}")
-        tag = _tag(field, wire_type)
+        tag = _tag_of(field, wire_type)
         buffer = _claimed(self, False)
         try:
             pos = self.buffer._room(varint_size(tag))
@@ -429,7 +429,7 @@ class WireWriter:
         the length needs more than one byte). An exception inside the block
         removes the whole field.
         """
-        return _region(self, _tag(field, _LEN), sys.maxsize)
+        return _region(self, _tag_of(field, _LEN), sys.maxsize)
 
     def packed(self, field: int, kind: str, values: Any) -> None:
         """A packed repeated field of ``kind`` ("int32", ..., "double") from ``values``.
@@ -444,7 +444,7 @@ class WireWriter:
         nothing is written (proto3).
         """
         code = _kind_code(field, kind)
-        tag = _tag(field, _LEN)
+        tag = _tag_of(field, _LEN)
         numpy = sys.modules.get("numpy")
         if numpy is None or not isinstance(values, numpy.ndarray):
             self._put_sequence(field, tag, code, values)
@@ -459,20 +459,20 @@ class WireWriter:
 
     def bytes(self, field: int, data: Any) -> None:
         """A bytes field from any contiguous buffer, copied once."""
-        self._put_buffer(field, _tag(field, _LEN), data)
+        self._put_buffer(field, _tag_of(field, _LEN), data)
 
     def float(self, field: int, value: float) -> None:
         """A float: IEEE binary32, little-endian (values beyond its range become infinities)."""
-        self._scalar(field, FLOAT, value)
+        self._put_scalar(field, FLOAT, value)
 
     def bool(self, field: int, value: object) -> None:
         """A bool: 1 for true (any non-zero integer), 0 for false."""
-        self._scalar(field, BOOL, value)
+        self._put_scalar(field, BOOL, value)
 
     # --- internals ----------------------------------------------------------
 
-    def _scalar(self, field: object, code: int, value: object) -> None:
-        tag = _tag(field, natural_wire_type(code))
+    def _put_scalar(self, field: object, code: int, value: object) -> None:
+        tag = _tag_of(field, natural_wire_type(code))
         bits = scalar_bits(field, code, value)  # may run Python code: before the claim
         width = kind_width(code)
         buffer = _claimed(self, False)
@@ -577,7 +577,7 @@ class WireWriter:
         buffer = _claimed(self, False)  # held while iterating: the values run Python code
         try:
             start = buffer._length
-            body = self._open(tag)
+            body = self._reserve_length(tag)
             width = kind_width(code)
             count = 0
             try:
@@ -594,13 +594,13 @@ class WireWriter:
                 self._rollback(start)
                 raise
             if count:
-                self._close(start, body, sys.maxsize)
+                self._patch_length(start, body, sys.maxsize)
             else:
                 self._rollback(start)  # proto3: an empty packed field is not written
         finally:
             release_claim(buffer)
 
-    def _open(self, tag: int) -> int:
+    def _reserve_length(self, tag: int) -> int:
         """Write ``tag`` (none if 0) and one reserved length byte; return where the body goes."""
         pos = self.buffer._room((varint_size(tag) if tag else 0) + 1)
         out = byte_pointer(self.buffer._data)
@@ -610,8 +610,8 @@ class WireWriter:
         set_end(self.buffer, pos + 1)
         return pos + 1
 
-    def _close(self, start: int, body: int, limit: int) -> int:
-        """Back-patch the length of the body written since :meth:`_open`; return the length.
+    def _patch_length(self, start: int, body: int, limit: int) -> int:
+        """Back-patch the length of the body since :meth:`_reserve_length`; return the length.
 
         ``start`` is where the field began: a body over ``limit`` bytes, or a
         failure to make room for a longer prefix, removes the field.
@@ -671,7 +671,7 @@ class Delimited:
         buffer = _claimed(writer, self._tag == 0)  # a frame starts between frames only
         try:
             self._start = buffer._length
-            self._body = writer._open(self._tag)
+            self._body = writer._reserve_length(self._tag)
             open_region(buffer)
         finally:
             release_claim(buffer)
@@ -691,7 +691,7 @@ class Delimited:
         self._body = 0
         try:
             if exc_type is None:
-                writer._close(self._start, body, self._limit)
+                writer._patch_length(self._start, body, self._limit)
             else:
                 writer._rollback(self._start)  # and the exception goes on
         finally:

@@ -222,7 +222,7 @@ class Profiler:
         if not self._recording.enabled:
             return 0
         with self._lock:
-            tracks, start, end = self._take()
+            tracks, start, end = self._take_rows()
             if not tracks:
                 return 0
             self.frame_index += 1
@@ -243,7 +243,7 @@ class Profiler:
                 frame.release()
             return self.frame_index
 
-    def _take(self) -> tuple[list[TrackScopes], int, int]:
+    def _take_rows(self) -> tuple[list[TrackScopes], int, int]:
         """Every track's finished rows (lock held), with their earliest start and latest end.
 
         A recorder whose owner has ended is retired once its rows are taken

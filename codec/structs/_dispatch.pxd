@@ -11,6 +11,7 @@ cdef extern from "Python.h":
     char *PyBytes_AS_STRING(object data)
 
 cdef object payload_of(object message, bint partial)
+@cython.locals(size=Py_ssize_t)
 cdef Py_ssize_t staged_size(object staged) except -1
 @cython.locals(size=Py_ssize_t, source=cython.p_uchar)
 cdef Py_ssize_t write_staged(object staged, bytearray data, Py_ssize_t pos) except -1

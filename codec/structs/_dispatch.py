@@ -77,7 +77,8 @@ def payload_of(message: Any, partial: bool) -> Any:
 def staged_size(staged: Any) -> int:
     """The size in bytes of a payload :func:`payload_of` staged."""
     if type(staged) is Tape:
-        return cython.cast(Tape, staged).size
+        size: int = cython.cast(Tape, staged).size
+        return size
     return len(staged)  # bytes, or a flat byte view
 
 

@@ -69,7 +69,7 @@ ctypedef struct Splice:  # what goes at ``at`` in the scratch bytes
     const char *data  # NULL for a length prefix
 ctypedef Splice *splice_ptr
 
-ctypedef struct Prefix:  # a length prefix left open (see _open)
+ctypedef struct Prefix:  # a length prefix left open (see _open_length)
     Py_ssize_t at  # its scratch byte
     Py_ssize_t extra  # the tape's extra then
     Py_ssize_t count  # the tape's splices then: where its splice goes, if it needs one

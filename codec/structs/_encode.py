@@ -214,7 +214,7 @@ def _drop_references(tape: Tape) -> None:
 @cython.locals(tape=Tape, size=cython.Py_ssize_t)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
-def _room(tape: Tape, size: int) -> None:
+def _scratch_room(tape: Tape, size: int) -> None:
     """Make room for ``size`` more scratch bytes."""
     if tape.used + size > tape.room:
         _grow_scratch(tape, size)
@@ -284,8 +284,8 @@ def _grow_splices(tape: Tape) -> None:
 @cython.locals(tape=Tape, prefix="Prefix")
 @cython.returns("Prefix")
 @cython.exceptval(check=False)
-def _open(tape: Tape) -> Any:
-    """Leave a length prefix, room made; its body is what the tape gets until :func:`_close`.
+def _open_length(tape: Tape) -> Any:
+    """Leave a length prefix, room made; its body is what the tape gets until :func:`_close_length`.
 
     The prefix takes one scratch byte. It is given a splice only if its body
     takes 128 bytes or more, which is known when it is closed.
@@ -313,8 +313,8 @@ def _open(tape: Tape) -> Any:
 )
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
-def _close(tape: Tape, prefix: Any) -> None:
-    """Give the length prefix left by :func:`_open` the size of its body.
+def _close_length(tape: Tape, prefix: Any) -> None:
+    """Give the length prefix left by :func:`_open_length` the size of its body.
 
     A body of less than 128 bytes has its size in the prefix's scratch byte.
     A longer body gives the prefix a splice, written in place of that byte
@@ -406,7 +406,7 @@ def _unknown_fields(tape: Tape, message: Struct) -> None:
     """Put the unknown fields kept by ``message`` (its ``_unknown`` bytes) on the tape."""
     unknown: bytes = message._unknown if cython.compiled else unknown_of(message)  # type: ignore[attr-defined]
     if unknown:
-        _room(tape, _COPIED)
+        _scratch_room(tape, _COPIED)
         _data(tape, unknown, _data_of_bytes(unknown), len(unknown))
 
 
@@ -459,15 +459,15 @@ def _value_of_member(
     if shape == SHAPE_INTEGER:
         bits = plain_varint_bits(field, field.kind, cython.cast(object, lent))
         if bits != 0 or not field.implicit:
-            _scalar(tape, field, bits, VARINT)
+            _put_number(tape, field, bits, VARINT)
     elif shape == SHAPE_DOUBLE:
         bits = double_bits(field, cython.cast(object, lent))
         if bits != 0 or not field.implicit:  # -0.0 has bits, so it is written, as upb does
-            _scalar(tape, field, bits, I64)
+            _put_number(tape, field, bits, I64)
     elif shape == SHAPE_NUMBER:
         bits = scalar_bits(field, field.kind, cython.cast(object, lent))
         if bits != 0 or not field.implicit:
-            _scalar(tape, field, bits, field.wire_type)
+            _put_number(tape, field, bits, field.wire_type)
     elif shape == SHAPE_TEXT:
         if type(cython.cast(object, lent)) is str:
             _text(tape, field, plan, cython.cast(object, lent), field.implicit)
@@ -508,14 +508,14 @@ def _extensions(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> N
 )
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
-def _scalar(tape: Tape, field: FieldPlan, bits: int, wire_type: int) -> None:
+def _put_number(tape: Tape, field: FieldPlan, bits: int, wire_type: int) -> None:
     """Put a number's tag and bits on the tape, in ``wire_type`` (the field's).
 
     Given as a constant, the wire type's tests are left out by the compiler.
     The position is kept in a local: a store through the scratch pointer
     would make the compiler read the tape's fields again after it.
     """
-    _room(tape, _MAX_SCALAR_BYTES)
+    _scratch_room(tape, _MAX_SCALAR_BYTES)
     out = tape.scratch
     tape.used = _bits_at(out, _tag_at(out, tape.used, field), bits, wire_type)
 
@@ -525,7 +525,7 @@ def _scalar(tape: Tape, field: FieldPlan, bits: int, wire_type: int) -> None:
 @cython.locals(tape=Tape, field=FieldPlan)
 @cython.returns(cython.void)
 @cython.exceptval(check=False)
-def _tag(tape: Tape, field: FieldPlan) -> None:
+def _put_tag(tape: Tape, field: FieldPlan) -> None:
     """Put the field's tag on the tape (room made for :data:`_TAG_ROOM` bytes)."""
     tape.used = _tag_at(tape.scratch, tape.used, field)
 
@@ -586,9 +586,9 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
 def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     """Put a packed run on the tape: its tag, length prefix and values; nothing if empty."""
     start = tape.used
-    _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
-    _tag(tape, field)
-    prefix = _open(tape)
+    _scratch_room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
+    _put_tag(tape, field)
+    prefix = _open_length(tape)
     try:
         if (
             isinstance(items, list)
@@ -600,17 +600,17 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
         elif isinstance(items, list):  # read where they lie, as _message reads numbers
             i = 0
             while i < PyList_GET_SIZE(items):  # the list may change while an item is read
-                _element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
+                _put_element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
                 i += 1
     except Shortened:  # uncompiled: another thread cut the list; what was read is written
         pass
     if not isinstance(items, list):
         for item in items:
-            _element(tape, field, item)
+            _put_element(tape, field, item)
     if tape.used == start + field.tag_size + 1:  # no items: nothing is written
         tape.used = start
     else:
-        _close(tape, prefix)
+        _close_length(tape, prefix)
 
 
 @cython.cfunc
@@ -650,7 +650,7 @@ def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignor
     i = 0
     while i < PyList_GET_SIZE(items):
         end = min(PyList_GET_SIZE(items), i + _RUN)
-        _room(tape, (end - i) * _MAX_VARINT_BYTES)
+        _scratch_room(tape, (end - i) * _MAX_VARINT_BYTES)
         out = tape.scratch
         pos = tape.used
         while i < end:
@@ -676,10 +676,10 @@ def _integers(tape: Tape, field: FieldPlan, items: list) -> None:  # type: ignor
 @cython.locals(tape=Tape, field=FieldPlan, bits=cython.ulonglong)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
-def _element(tape: Tape, field: FieldPlan, item: Any) -> None:
+def _put_element(tape: Tape, field: FieldPlan, item: Any) -> None:
     """Put one element of a packed run on the tape."""
     bits = _number_bits(field, item)
-    _room(tape, _MAX_SCALAR_BYTES)
+    _scratch_room(tape, _MAX_SCALAR_BYTES)
     tape.used = _bits_at(tape.scratch, tape.used, bits, field.wire_type)
 
 
@@ -709,7 +709,7 @@ def _value(
     if wire_type != LEN and wire_type != SGROUP:
         bits = _number_bits(field, value)
         if bits != 0 or not implicit:
-            _scalar(tape, field, bits, wire_type)
+            _put_number(tape, field, bits, wire_type)
     elif kind == STRING and type(value) is str:
         _text(tape, field, plan, value, implicit)
     elif kind in (STRING, BYTES):
@@ -725,16 +725,16 @@ def _value(
 
 def _nested(tape: Tape, field: FieldPlan, sub: MessagePlan, value: Struct, depth: int) -> None:
     """Put a message of ``field`` (a struct of ``sub``'s class) and its tag on the tape."""
-    _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
-    _tag(tape, field)
+    _scratch_room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
+    _put_tag(tape, field)
     if field.kind == GROUP:
         _message(tape, sub, value, depth + 1)
-        _room(tape, MAX_PREFIX_BYTES)
+        _scratch_room(tape, MAX_PREFIX_BYTES)
         tape.used = varint_write(tape.scratch, tape.used, field.end_tag)
     else:
-        prefix = _open(tape)
+        prefix = _open_length(tape)
         _message(tape, sub, value, depth + 1)
-        _close(tape, prefix)
+        _close_length(tape, prefix)
 
 
 @cython.cfunc
@@ -747,7 +747,7 @@ def _head(tape: Tape, field: FieldPlan, size: int) -> None:
 
     The room made holds the value too if it is copied (see :func:`_data`).
     """
-    _room(tape, 2 * MAX_PREFIX_BYTES + _COPIED)  # at least _TAG_ROOM
+    _scratch_room(tape, 2 * MAX_PREFIX_BYTES + _COPIED)  # at least _TAG_ROOM
     out = tape.scratch
     tape.used = varint_write_padded(out, _tag_at(out, tape.used, field), size)
 
@@ -842,12 +842,12 @@ def _map(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: i
 def _entry(tape: Tape, field: FieldPlan, key: Any, item: Any, depth: int) -> None:
     """Put one map entry on the tape: a message of key and value, both always written."""
     entry: MessagePlan = field.message  # type: ignore[assignment]
-    _room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
-    _tag(tape, field)
-    prefix = _open(tape)
+    _scratch_room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
+    _put_tag(tape, field)
+    prefix = _open_length(tape)
     _value(tape, field.map_key, entry, key, depth, False)  # type: ignore[arg-type]
     _value(tape, field.map_value, entry, item, depth, False)  # type: ignore[arg-type]
-    _close(tape, prefix)
+    _close_length(tape, prefix)
 
 
 # Compiled, a dict's entries are sorted in a C array of MapItem (a key, its value

@@ -44,7 +44,7 @@ from google.protobuf.internal import decoder as pb_decoder
 from google.protobuf.internal import encoder as pb_encoder
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
-from helpers.misuse import Overlap, Reentrant, race
+from helpers.misuse import DECODER_REENTRY, ENCODER_REENTRY, Overlap, Reentrant, race
 from helpers.peerbench import Blob, Sample, sample
 from helpers.unchecked import unchecked
 from hypothesis import given
@@ -1378,19 +1378,6 @@ def _frames_of(stream: bytes) -> list[bytes]:
     return [bytes(frame) for frame in decoder]
 
 
-ENCODER_REENTRY: dict[str, Callable[[FrameEncoder], object]] = {
-    "write": lambda encoder: encoder.write(b"inner"),
-    "encode a struct": lambda encoder: encoder.encode(SampleStruct(name="inner")),
-    "encode a pb2 message": lambda encoder: encoder.encode(sample()),
-    "frame": lambda encoder: encoder.frame().__enter__(),
-    "clear": lambda encoder: encoder.clear(),
-    "shrink": lambda encoder: encoder.shrink(),
-    "getbuffer": lambda encoder: encoder.getbuffer(),
-    "a WireWriter over it": lambda encoder: codec.wire.WireWriter(encoder).uint32(1, 1),
-    "__init__": lambda encoder: encoder.__init__(),  # type: ignore[misc]
-}
-
-
 @pytest.mark.parametrize("action", ENCODER_REENTRY.values(), ids=list(ENCODER_REENTRY))
 def test_an_encoder_reentered_while_it_encodes_a_struct_refuses(
     action: Callable[[FrameEncoder], object],
@@ -1452,19 +1439,6 @@ def _parser(action: Callable[[bytes], object], outcomes: list[str]) -> Any:
             return bytes(data)
 
     return Parsed
-
-
-DECODER_REENTRY: dict[str, Callable[[FrameDecoder], object]] = {
-    "feed": lambda decoder: decoder.feed(b"\x01x"),
-    "get_buffer": lambda decoder: decoder.get_buffer(16),
-    "buffer_updated": lambda decoder: decoder.buffer_updated(0),
-    "next_frame": lambda decoder: decoder.next_frame(),
-    "iteration": lambda decoder: list(decoder),
-    "feed_eof": lambda decoder: decoder.feed_eof(),
-    "frame_in_progress": lambda decoder: decoder.frame_in_progress,
-    "shrink": lambda decoder: decoder.shrink(),
-    "__init__": lambda decoder: decoder.__init__(),  # type: ignore[misc]
-}
 
 
 @pytest.mark.parametrize("action", DECODER_REENTRY.values(), ids=list(DECODER_REENTRY))

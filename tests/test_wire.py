@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.encoder import _VarintBytes
-from helpers.misuse import Overlap, Reentrant, race
+from helpers.misuse import WRITER_REENTRY, Overlap, Reentrant, race
 from helpers.peerbench import Sample, sample
 from hypothesis import given
 from hypothesis import strategies as st
@@ -726,23 +726,6 @@ def test_packed_million_element_column_allocates_no_temporary(kind: str) -> None
 
 
 # --- writer: re-entry and threads ----------------------------------------------------
-
-
-WRITER_REENTRY: dict[str, Callable[[WireWriter], object]] = {
-    "scalar": lambda writer: writer.uint32(2, 1),
-    "double": lambda writer: writer.double(2, 1.0),
-    "bytes": lambda writer: writer.bytes(2, b"x"),
-    "string": lambda writer: writer.string(2, "x"),
-    "tag": lambda writer: writer.tag(2, 0),
-    "raw": lambda writer: writer.raw(b"\x10\x01"),
-    "packed sequence": lambda writer: writer.packed(2, "int32", [1]),
-    "packed numpy": lambda writer: writer.packed(2, "int32", np.array([1], dtype=np.int32)),
-    "packed fixed-width numpy": lambda writer: writer.packed(2, "double", np.zeros(1)),
-    "message": lambda writer: writer.message(2).__enter__(),
-    "clear": lambda writer: writer.buffer.clear(),
-    "getbuffer": lambda writer: writer.buffer.getbuffer(),
-    "another writer": lambda writer: WireWriter(writer.buffer).uint32(2, 1),
-}
 
 
 @pytest.mark.parametrize("action", WRITER_REENTRY.values(), ids=list(WRITER_REENTRY))

@@ -25,11 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 import _common
-import numpy as np
 
 import codec
-from peerbench import Sample, sample
-from tests.helpers.misuse import Reentrant
+from peerbench import Sample
+from tests.helpers.misuse import DECODER_REENTRY, ENCODER_REENTRY, WRITER_REENTRY, Reentrant
 from tests.helpers.unchecked import unchecked
 
 SampleStruct = codec.struct(Sample)
@@ -220,45 +219,7 @@ def decoder_threads() -> Counter[str]:
     return outcome
 
 
-# --- re-entry: the calls of the re-entry tests of tests/test_framing.py and tests/test_wire.py
-
-ENCODER_CALLS: dict[str, Callable[[codec.FrameEncoder], object]] = {
-    "write": lambda encoder: encoder.write(b"inner"),
-    "encode a struct": lambda encoder: encoder.encode(SampleStruct(name="inner")),
-    "encode a pb2 message": lambda encoder: encoder.encode(sample()),
-    "frame": lambda encoder: encoder.frame().__enter__(),
-    "clear": lambda encoder: encoder.clear(),
-    "shrink": lambda encoder: encoder.shrink(),
-    "getbuffer": lambda encoder: encoder.getbuffer(),
-    "a WireWriter over it": lambda encoder: codec.wire.WireWriter(encoder).uint32(1, 1),
-    "__init__": lambda encoder: encoder.__init__(),  # type: ignore[misc]
-}
-WRITER_CALLS: dict[str, Callable[[codec.wire.WireWriter], object]] = {
-    "scalar": lambda writer: writer.uint32(2, 1),
-    "double": lambda writer: writer.double(2, 1.0),
-    "bytes": lambda writer: writer.bytes(2, b"x"),
-    "string": lambda writer: writer.string(2, "x"),
-    "tag": lambda writer: writer.tag(2, 0),
-    "raw": lambda writer: writer.raw(b"\x10\x01"),
-    "packed sequence": lambda writer: writer.packed(2, "int32", [1]),
-    "packed numpy": lambda writer: writer.packed(2, "int32", np.array([1], dtype=np.int32)),
-    "packed fixed-width numpy": lambda writer: writer.packed(2, "double", np.zeros(1)),
-    "message": lambda writer: writer.message(2).__enter__(),
-    "clear": lambda writer: writer.buffer.clear(),
-    "getbuffer": lambda writer: writer.buffer.getbuffer(),
-    "another writer": lambda writer: codec.wire.WireWriter(writer.buffer).uint32(2, 1),
-}
-DECODER_CALLS: dict[str, Callable[[codec.FrameDecoder], object]] = {
-    "feed": lambda decoder: decoder.feed(b"\x01x"),
-    "get_buffer": lambda decoder: decoder.get_buffer(16),
-    "buffer_updated": lambda decoder: decoder.buffer_updated(0),
-    "next_frame": lambda decoder: decoder.next_frame(),
-    "iteration": lambda decoder: list(decoder),
-    "feed_eof": lambda decoder: decoder.feed_eof(),
-    "frame_in_progress": lambda decoder: decoder.frame_in_progress,
-    "shrink": lambda decoder: decoder.shrink(),
-    "__init__": lambda decoder: decoder.__init__(),  # type: ignore[misc]
-}
+# --- re-entry: the calls of the re-entry tests, from tests/helpers/misuse.py -----------
 
 
 def raised(call: Callable[[], object]) -> str:
@@ -321,9 +282,13 @@ def reentry() -> Counter[str]:
     """Each re-entry call, run from a callback: refused with the output intact, or what it did."""
     outcome: Counter[str] = Counter()
     runs = [
-        *((f"FrameEncoder: {name}", encoder_reentry(call)) for name, call in ENCODER_CALLS.items()),
-        *((f"WireWriter: {name}", writer_reentry(call)) for name, call in WRITER_CALLS.items()),
-        *((f"FrameDecoder: {name}", decoder_reentry(call)) for name, call in DECODER_CALLS.items()),
+        (f"{owner}: {name}", reenter(call))
+        for owner, reenter, calls in (
+            ("FrameEncoder", encoder_reentry, ENCODER_REENTRY),
+            ("WireWriter", writer_reentry, WRITER_REENTRY),
+            ("FrameDecoder", decoder_reentry, DECODER_REENTRY),
+        )
+        for name, call in calls.items()
     ]
     for name, (inner, outer, intact) in runs:
         if inner and "done" not in inner and not outer and intact:

@@ -69,6 +69,45 @@ LONE_SURROGATE = "string has a lone surrogate"
 # Messages and groups nested deeper than this are refused: protobuf C++, Java and upb.
 DEFAULT_MAX_DEPTH = 100
 
+
+# --- arguments: each kind of option checked once, with one error text ---------
+
+
+def checked_flag(name: str, value: Any) -> bool:
+    """``value``, an argument called ``name``, checked to be a ``bool`` (a TypeError if not)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def checked_int(name: str, value: Any, unit: str = "") -> int:
+    """``value``, an argument called ``name``, checked to be an ``int`` (of ``unit``, if named).
+
+    Anything else (a ``bool``, a float, an object with ``__index__``, which
+    may answer differently each time it is asked) is a :class:`TypeError`
+    naming the argument.
+    """
+    if type(value) is not int:
+        what = f"an int (a number of {unit})" if unit else "an int"
+        raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+    return value
+
+
+def checked_count(
+    name: str, value: Any, minimum: int = 0, maximum: int = sys.maxsize, unit: str = ""
+) -> int:
+    """``value``, an argument called ``name``, as an ``int`` in ``[minimum, maximum]``.
+
+    A wrong type is a :class:`TypeError`, a number out of range a
+    :class:`ValueError`, each naming the argument and what it accepts.
+    """
+    number = checked_int(name, value, unit)
+    if not minimum <= number <= maximum:
+        units = f" {unit}" if unit else ""
+        raise ValueError(f"{name} must be between {minimum} and {maximum}{units}, not {number}")
+    return number
+
+
 # Kinds of field value (compiled: C constants of _wire.pxd, so a switch on a kind is
 # a jump table).
 if not cython.compiled:

@@ -37,7 +37,6 @@ struct value's ``__index__``, a ``message_type``'s parser), raises at once.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from types import GenericAlias
 from typing import Any, NoReturn
@@ -50,6 +49,7 @@ except ImportError:  # the uncompiled build does not need Cython
 from codec._buffer import RECEIVE_CHUNK, ReceiveWindow, WriteBuffer
 from codec._introspection import InitSignature
 from codec._varint import Bytes, byte_view
+from codec._wire import checked_count, checked_flag, checked_int
 
 if not cython.compiled:  # compiled, framing.pxd cimports these C functions
     from codec._buffer import (
@@ -84,35 +84,9 @@ COMPILED: bool = cython.compiled
 DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
 
 
-def _integer(name: str, value: Any) -> int:
-    """``value``, an argument called ``name``, checked to be an ``int``.
-
-    Anything else (a ``bool``, a float, an object with ``__index__``, which
-    may answer differently each time it is asked) is a :class:`TypeError`
-    naming the argument, as for the options of :class:`codec.Decoder`.
-    """
-    if type(value) is not int:
-        raise TypeError(f"{name} must be an int (a number of bytes), not {type(value).__name__}")
-    return value
-
-
 def checked_size(name: str, value: Any, minimum: int = 0) -> int:
-    """``value``, an argument called ``name``, as a number of bytes of at least ``minimum``.
-
-    A wrong type is a :class:`TypeError`, a number out of range a
-    :class:`ValueError`, each naming the argument and what it accepts.
-    """
-    size = _integer(name, value)
-    if not minimum <= size <= sys.maxsize:
-        raise ValueError(f"{name} must be between {minimum} and {sys.maxsize} bytes, not {size}")
-    return size
-
-
-def checked_flag(name: str, value: Any) -> bool:
-    """``value``, an argument called ``name``, checked to be a ``bool`` (a TypeError if not)."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
+    """``value``, an argument called ``name``, as a number of bytes of at least ``minimum``."""
+    return checked_count(name, value, minimum, unit="bytes")
 
 
 def _receive_room(sizehint: int, limit: int) -> int:
@@ -402,7 +376,7 @@ class FrameDecoder(ReceiveWindow):
         view holds zeros, or bytes this decoder received before: memory the
         window grows into is zeroed, so it never shows other objects' bytes.
         """
-        hint = _integer("sizehint", sizehint)
+        hint = checked_int("sizehint", sizehint, "bytes")
         self._claim()
         try:
             self._check_receiving()

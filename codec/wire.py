@@ -58,7 +58,13 @@ except ImportError:  # the uncompiled build does not need Cython
 from codec._buffer import WriteBuffer, not_copied
 from codec._introspection import InitSignature
 from codec._varint import Bytes, WritableBytes, byte_view
-from codec._wire import DEFAULT_MAX_DEPTH, KIND_NAMES, LONE_SURROGATE, NUMPY_DTYPES
+from codec._wire import (
+    DEFAULT_MAX_DEPTH,
+    KIND_NAMES,
+    LONE_SURROGATE,
+    NUMPY_DTYPES,
+    checked_count,
+)
 
 if not cython.compiled:  # compiled, wire.pxd cimports these C functions and constants
     from codec._buffer import (
@@ -787,9 +793,7 @@ class WireReader:
     @cython.embedsignature(True)  # the signature line InitSignature reads, compiled
     def __init__(self, buffer: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
         """Read the fields of ``buffer``, from its start."""
-        max_depth = operator.index(max_depth)
-        if not 0 <= max_depth <= sys.maxsize:
-            raise ValueError(f"max_depth must be in [0, {sys.maxsize}], got {max_depth}")
+        max_depth = checked_count("max_depth", max_depth)
         self._view = byte_view(buffer, False)
         self._pos = 0
         self._end = len(self._view)

@@ -94,6 +94,43 @@ def test_decoder_flags_must_be_bools(option: str, value: object) -> None:
     assert str(info.value) == f"{option} must be True or False, not {type(value).__name__}"
 
 
+# Each class and an option it takes, and the wrong values of that option's kind.
+OPTION_TAKERS = {
+    "FrameDecoder": (lambda **option: FrameDecoder(**option), ("strict", "max_frame_size")),
+    "Decoder": (lambda **option: codec.Decoder(SampleStruct, **option), ("zero_copy", "max_depth")),
+    "WireReader": (lambda **option: codec.wire.WireReader(b"", **option), ("max_depth",)),
+}
+WRONG_VALUES = {
+    "strict": [("yes", TypeError, "strict must be True or False, not str")],
+    "zero_copy": [(1, TypeError, "zero_copy must be True or False, not int")],
+    "max_depth": [
+        (True, TypeError, "max_depth must be an int, not bool"),
+        (2.0, TypeError, "max_depth must be an int, not float"),
+        (-1, ValueError, "max_depth must be between 0 and "),
+    ],
+    "max_frame_size": [(-1, ValueError, "max_frame_size must be between 0 and ")],
+}
+
+
+@pytest.mark.parametrize(
+    ("taker", "option", "value", "error", "message"),
+    [
+        pytest.param(taker, option, *wrong, id=f"{taker}-{option}-{wrong[0]!r}")
+        for taker, (_, options) in OPTION_TAKERS.items()
+        for option in options
+        for wrong in WRONG_VALUES[option]
+    ],
+)
+def test_every_option_of_a_kind_is_refused_with_one_text(
+    taker: str, option: str, value: object, error: type[Exception], message: str
+) -> None:
+    """A flag, a count and a size are checked by one function each, whichever class takes them."""
+    make = OPTION_TAKERS[taker][0]
+    with pytest.raises(error) as info:
+        make(**{option: value})
+    assert str(info.value).startswith(message)
+
+
 @pytest.mark.parametrize(
     ("message_type", "given"),
     [

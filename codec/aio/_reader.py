@@ -53,8 +53,9 @@ from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from codec._wire import checked_flag
 from codec.errors import DecodeError, FrameTimeoutError
-from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, checked_flag
+from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder
 
 if TYPE_CHECKING:
     from codec._generic import Decoder

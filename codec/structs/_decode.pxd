@@ -75,8 +75,6 @@ cdef class Decoder:
     cdef Decoding state
     cdef bint _initialised(self) noexcept
 
-cdef bint _option_flag(str name, object value) except -1
-cdef Py_ssize_t _option_count(str name, object value) except -1
 cdef object _NO_INPUT
 
 

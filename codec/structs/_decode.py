@@ -35,7 +35,7 @@ from codec._buffer import not_copied
 from codec._introspection import InitSignature
 from codec._varint import byte_view
 from codec._varint import encode as varint_encode
-from codec._wire import DEFAULT_MAX_DEPTH
+from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.errors import (
     DecodeError,
     DepthLimitError,
@@ -645,10 +645,10 @@ class Decoder:
         """Check the options once, for every decode."""
         self.plan = _plan_of_class(type)
         self.type = type
-        self.zero_copy = _option_flag("zero_copy", zero_copy)
-        self.numpy = _option_flag("numpy", numpy)
-        self.max_depth = _option_count("max_depth", max_depth)
-        self.max_elements = _option_count("max_elements", max_elements)
+        self.zero_copy = checked_flag("zero_copy", zero_copy)
+        self.numpy = checked_flag("numpy", numpy)
+        self.max_depth = checked_count("max_depth", max_depth, maximum=MAX_COUNT)
+        self.max_elements = checked_count("max_elements", max_elements, maximum=MAX_COUNT)
         self.state = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
 
     def __reduce__(self) -> Any:
@@ -676,20 +676,6 @@ class Decoder:
             return "Decoder(<not initialised>)"
         options = f"zero_copy={self.zero_copy}, numpy={self.numpy}, max_depth={self.max_depth}"
         return f"Decoder({self.type.__name__}, {options}, max_elements={self.max_elements})"
-
-
-def _option_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {value!r}")
-    return value
-
-
-def _option_count(name: str, value: Any) -> int:
-    if type(value) is not int:
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 0 <= value <= MAX_COUNT:
-        raise ValueError(f"{name} must be between 0 and {MAX_COUNT}, not {value}")
-    return value
 
 
 def decode(

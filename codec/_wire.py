@@ -18,6 +18,15 @@ low 3 bits hold its byte count and the rest the tag (:func:`read_tag`) or
 the end of the value (:func:`length_end`). Groups are skipped by a loop over
 a stack of open field numbers, never by recursion.
 
+Writers share the rules of a value (a scalar's bits, checked: :func:`checked_bits`;
+a string's UTF-8, with one error text: ``LONE_SURROGATE``; the limits and the
+checks of every option). How a length-delimited value gets its length is
+decided by what the writer knows when it starts the value, so it takes one of
+two forms: the struct encoder has every value in hand, so it measures first
+(a tape whose splices carry the nested lengths) and framing writes the size it
+is handed (``codec.structs._dispatch``); ``WireWriter`` writes as it is called,
+so it reserves one byte and moves the body when the length needs more.
+
 Compiled, the hot readers are ``cdef inline`` functions with their bodies in
 ``_wire.pxd``, so every compiled module inlines them; the functions that
 raise are here, called only on the error path. Uncompiled, the twins below

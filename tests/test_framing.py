@@ -44,6 +44,7 @@ from google.protobuf.internal import decoder as pb_decoder
 from google.protobuf.internal import encoder as pb_encoder
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import EncodeError as ProtobufEncodeError
+from helpers.heap import fill_freed_memory
 from helpers.misuse import DECODER_REENTRY, ENCODER_REENTRY, Overlap, Reentrant, race
 from helpers.peerbench import Blob, Sample, sample
 from helpers.unchecked import unchecked
@@ -1540,18 +1541,11 @@ def test_two_threads_on_one_decoder_lose_no_frame() -> None:
 # --- receive memory ---------------------------------------------------------------------
 
 
-def _fill_freed_memory(marker: int) -> None:
-    """Leave freed heap blocks of many sizes holding ``marker`` bytes."""
-    blocks = [bytearray([marker]) * (size * KiB) for size in (4, 8, 12, 16, 32, 64, 128, 1024)]
-    blocks *= 4
-    del blocks
-
-
 @pytest.mark.parametrize("size", [5000, 8192, 65536, 100_000, MiB])
 def test_get_buffer_hands_out_no_bytes_of_freed_objects(size: int) -> None:
     """The room of a grown window is zeroed: freed objects' bytes never show through."""
     for _ in range(3):
-        _fill_freed_memory(0xA5)
+        fill_freed_memory(0xA5)
         decoder = FrameDecoder()
         with decoder.get_buffer(size) as view:
             assert len(view) == size
@@ -1563,7 +1557,7 @@ def test_get_buffer_after_frames_holds_zeros_or_this_streams_bytes() -> None:
     decoder = FrameDecoder()
     decoder.feed(b"\x03\xee\xee\xee")
     assert [bytes(frame) for frame in decoder] == [b"\xee\xee\xee"]
-    _fill_freed_memory(0xA5)
+    fill_freed_memory(0xA5)
     with decoder.get_buffer(200_000) as view:
         assert set(view.tobytes()) <= {0x00, 0x03, 0xEE}
 

@@ -13,13 +13,12 @@ the naive framing (which memray cannot tell apart from ours).
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
 from helpers import peerbench as _peerbench
-from helpers.heap import measure, trace_memray
+from helpers.heap import encode_all, loop_only, measure, sample_structs, trace_memray
 from helpers.peerbench import Blob, Sample
 
 from codec import (
@@ -233,32 +232,8 @@ def test_accepted_large_prefix_reserves_nothing(backend: str, declared: int) -> 
 # --- structs: encoded straight into the frame buffer, with no allocation ---------------
 
 
-SampleStruct = struct(Sample)
 BlobStruct = struct(Blob)
-STRUCTS = [
-    SampleStruct(ts_ns=1_700_000_000_000_000_000 + i, scope_id=i % 300, value=-i, name=name)
-    for i, name in enumerate(["render", "physics.step", "audio.mix", "naïve-ütf8"] * 2500)
-]
-
-
-def _encode_all(encoder: FrameEncoder, messages: list[object]) -> Callable[[], None]:
-    def run() -> None:
-        encoder.clear()
-        for message in messages:
-            encoder.encode(message)
-
-    return run
-
-
-def _loop_only(encoder: FrameEncoder, messages: list[object]) -> Callable[[], None]:
-    """The same loop with a C builtin that allocates nothing (its result is a bool)."""
-
-    def run() -> None:
-        encoder.clear()
-        for message in messages:
-            callable(message)
-
-    return run
+STRUCTS = sample_structs()
 
 
 @pytest.mark.skipif(not COMPILED, reason="the no-allocation claim is for the compiled core")
@@ -272,8 +247,8 @@ def test_warm_struct_encode_allocates_nothing(backend: str) -> None:
     allowance, far below one allocation per message.
     """
     assert len(STRUCTS) == 10_000
-    idle = measure(_loop_only(FrameEncoder(), STRUCTS), backend=backend)
-    encoded = measure(_encode_all(FrameEncoder(), STRUCTS), backend=backend)
+    idle = measure(loop_only(FrameEncoder(), STRUCTS), backend=backend)
+    encoded = measure(encode_all(FrameEncoder(), STRUCTS), backend=backend)
     if backend == "tracemalloc":
         assert encoded == idle
     else:
@@ -309,8 +284,8 @@ def _extended() -> list[Any]:
 def test_warm_struct_encode_of_extensions_allocates_nothing(backend: str) -> None:
     """Extensions (scalars, strings, packed lists, sub-messages and groups) make no object."""
     messages = _extended()
-    idle = measure(_loop_only(FrameEncoder(), messages), backend=backend)
-    encoded = measure(_encode_all(FrameEncoder(), messages), backend=backend)
+    idle = measure(loop_only(FrameEncoder(), messages), backend=backend)
+    encoded = measure(encode_all(FrameEncoder(), messages), backend=backend)
     assert encoded[0] - idle[0] <= (0 if backend == "tracemalloc" else 64)
     assert encoded[1] - idle[1] <= (0 if backend == "tracemalloc" else 64)
 
@@ -328,8 +303,8 @@ def test_warm_struct_encode_of_nested_and_map_heavy_messages_allocates_nothing(
     iteration, it may show in the peak once (an allowance of one int).
     """
     messages = WORKLOADS[workload]()
-    idle = measure(_loop_only(FrameEncoder(), messages), backend=backend)
-    encoded = measure(_encode_all(FrameEncoder(), messages), backend=backend)
+    idle = measure(loop_only(FrameEncoder(), messages), backend=backend)
+    encoded = measure(encode_all(FrameEncoder(), messages), backend=backend)
     allowance = 32 if backend == "tracemalloc" else 64
     assert encoded[0] - idle[0] <= (0 if backend == "tracemalloc" else 64)
     assert encoded[1] - idle[1] <= allowance
@@ -338,15 +313,15 @@ def test_warm_struct_encode_of_nested_and_map_heavy_messages_allocates_nothing(
 @pytest.mark.skipif(not COMPILED, reason="the no-allocation claim is for the compiled core")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_struct_encode_peak_does_not_depend_on_payload_size(backend: str) -> None:
-    small = _encode_all(FrameEncoder(), [BlobStruct(data=PAYLOAD[:KiB])] * 100)
-    large = _encode_all(FrameEncoder(), [BlobStruct(data=PAYLOAD)] * 100)
+    small = encode_all(FrameEncoder(), [BlobStruct(data=PAYLOAD[:KiB])] * 100)
+    large = encode_all(FrameEncoder(), [BlobStruct(data=PAYLOAD)] * 100)
     assert measure(small, backend=backend) == measure(large, backend=backend)
 
 
 def test_struct_encode_matches_its_pb2_twin() -> None:
     """The structs measured above encode to what upb writes for the same content."""
     encoder = FrameEncoder()
-    _encode_all(encoder, STRUCTS[:100])()
+    encode_all(encoder, STRUCTS[:100])()
     naive = b"".join(frame(to_pb2(s).SerializeToString(deterministic=True)) for s in STRUCTS[:100])
     assert bytes(encoder.getbuffer()) == naive
 

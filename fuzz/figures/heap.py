@@ -15,45 +15,17 @@ at least 10) written into a warm encoder and split by a warm decoder; one
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import _common
 from _common import KiB, MiB
 from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 
 import codec
-from peerbench import Blob, Sample
-from tests.helpers.heap import measure
+from peerbench import Blob
+from tests.helpers.heap import encode_all, loop_only, measure, sample_structs
 
 PAYLOAD = bytes(range(256)) * (MiB // 256)
-SampleStruct = codec.struct(Sample)
 BlobStruct = codec.struct(Blob)
-STRUCTS = [
-    SampleStruct(ts_ns=1_700_000_000_000_000_000 + i, scope_id=i % 300, value=-i, name=name)
-    for i, name in enumerate(["render", "physics.step", "audio.mix", "naïve-ütf8"] * 2500)
-]
-
-
-def encode_all(encoder: codec.FrameEncoder, messages: list[object]) -> Callable[[], None]:
-    """Clear the encoder, then encode every message into it."""
-
-    def run() -> None:
-        encoder.clear()
-        for message in messages:
-            encoder.encode(message)
-
-    return run
-
-
-def loop_only(encoder: codec.FrameEncoder, messages: list[object]) -> Callable[[], None]:
-    """The same loop with a C builtin that allocates nothing (its result is a bool)."""
-
-    def run() -> None:
-        encoder.clear()
-        for message in messages:
-            callable(message)
-
-    return run
+STRUCTS = sample_structs()
 
 
 def fmt(pair: tuple[int, int]) -> str:

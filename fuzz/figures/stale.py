@@ -11,16 +11,10 @@ such bytes in all.
 from __future__ import annotations
 
 import _common
-from _common import KiB, MiB
+from _common import MiB
 
 import codec
-
-
-def fill_freed_memory(marker: int) -> None:
-    """Leave freed heap blocks of many sizes holding ``marker`` bytes."""
-    blocks = [bytearray([marker]) * (size * KiB) for size in (4, 8, 12, 16, 32, 64, 128, 1024)]
-    blocks *= 4
-    del blocks
+from tests.helpers.heap import fill_freed_memory
 
 
 def main() -> None:

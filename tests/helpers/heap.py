@@ -11,6 +11,11 @@ Two tracers:
   which is where the codec's buffers, ``bytes`` and ``memoryview`` objects live;
 * ``memray`` (when importable; otherwise the test is skipped) also sees native
   ``malloc`` calls, such as upb's serialization arena.
+
+And what the measurements run, shared with the figure scripts
+``fuzz/figures/heap.py`` and ``stale.py``: the 10,000 ``Sample`` structs and
+the loops that encode them (or only walk them), and freed memory left holding
+a marker byte.
 """
 
 from __future__ import annotations
@@ -20,8 +25,13 @@ import tempfile
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from codec import FrameEncoder, struct
+
+from .peerbench import Sample
 
 
 def trace_tracemalloc(action: Callable[[], object]) -> tuple[int, int]:
@@ -76,3 +86,45 @@ def measure(
 def peak_after_warm_up(action: Callable[[], object]) -> int:
     """The tracemalloc peak of one run of ``action``, after ``measure``'s warm-up, in bytes."""
     return measure(action)[1]
+
+
+# --- workloads ------------------------------------------------------------------------
+
+
+def sample_structs() -> list[Any]:
+    """10,000 ``Sample`` structs of four names (one of them not ASCII)."""
+    sample_struct = struct(Sample)
+    names = ["render", "physics.step", "audio.mix", "naïve-ütf8"] * 2500
+    return [
+        sample_struct(ts_ns=1_700_000_000_000_000_000 + i, scope_id=i % 300, value=-i, name=name)
+        for i, name in enumerate(names)
+    ]
+
+
+def encode_all(encoder: FrameEncoder, messages: list[Any]) -> Callable[[], None]:
+    """Clear the encoder, then encode every message into it."""
+
+    def run() -> None:
+        encoder.clear()
+        for message in messages:
+            encoder.encode(message)
+
+    return run
+
+
+def loop_only(encoder: FrameEncoder, messages: list[Any]) -> Callable[[], None]:
+    """The same loop with a C builtin that allocates nothing (its result is a bool)."""
+
+    def run() -> None:
+        encoder.clear()
+        for message in messages:
+            callable(message)
+
+    return run
+
+
+def fill_freed_memory(marker: int) -> None:
+    """Leave freed heap blocks of many sizes holding ``marker`` bytes."""
+    blocks = [bytearray([marker]) * (size * 1024) for size in (4, 8, 12, 16, 32, 64, 128, 1024)]
+    blocks *= 4
+    del blocks

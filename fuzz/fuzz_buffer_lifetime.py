@@ -52,8 +52,9 @@ else:
     import codec
 
 try:
-    from fuzz import _schemas, fuzz_frame_decoder
+    from fuzz import _input, _schemas, fuzz_frame_decoder
 except ImportError:  # run as ``python fuzz/fuzz_buffer_lifetime.py``: fuzz/ is sys.path[0]
+    import _input  # type: ignore[no-redef]
     import _schemas  # type: ignore[no-redef]
     import fuzz_frame_decoder  # type: ignore[no-redef]
 
@@ -62,23 +63,8 @@ MAX_OPS = 64
 BLOB = codec.struct(_schemas.by_name("peerbench.Blob"))
 
 
-class Program:
+class Program(_input.InputReader):
     """Reads operation arguments from the input; past its end every read is 0."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def byte(self) -> int:
-        if self.pos >= len(self.data):
-            return 0
-        self.pos += 1
-        return self.data[self.pos - 1]
-
-    def take(self, n: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + n]
-        self.pos += len(chunk)
-        return chunk
 
     def payload(self) -> bytes:
         """A payload: short ones from the input, long ones (up to 72,000 bytes) by repetition."""

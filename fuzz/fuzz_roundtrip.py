@@ -41,8 +41,9 @@ else:
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 try:
-    from fuzz import _schemas
+    from fuzz import _input, _schemas
 except ImportError:  # run as ``python fuzz/fuzz_roundtrip.py``: fuzz/ is sys.path[0]
+    import _input  # type: ignore[no-redef]
     import _schemas  # type: ignore[no-redef]
 
 ROOTS = [_schemas.by_name(name) for name in _schemas.ROOTS]
@@ -58,22 +59,12 @@ MESSAGE_TYPES = (FD.TYPE_MESSAGE, FD.TYPE_GROUP)
 ALPHABET = "a\x00\x7fé\u07ff\u0800€\uffff\U00010000😀\U0010ffff"
 
 
-class Source:
+class Source(_input.InputReader):
     """Reads choices from the fuzz input; past its end every read is 0."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def byte(self) -> int:
-        if self.pos >= len(self.data):
-            return 0
-        self.pos += 1
-        return self.data[self.pos - 1]
-
     def take(self, n: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + n]
-        self.pos += len(chunk)
+        """The next ``n`` bytes, padded with zeros past the end."""
+        chunk = super().take(n)
         return chunk + bytes(n - len(chunk))
 
     def integer(self, bits: int, signed: bool) -> int:

@@ -16,7 +16,7 @@ The records are ``peerbench``'s (``peerbench.py`` at the repository root, on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,19 +87,21 @@ def parse_only(payloads: Sequence[bytes], message_class: Any = Sample) -> list[A
 
 def codec_encode(encoder: codec.FrameEncoder, batch: Sequence[Any]) -> codec.FrameEncoder:
     """FrameEncoder.encode of each message (pb2 or struct) into one warm, cleared encoder."""
-    encoder.clear()
-    encode = encoder.encode
-    for message in batch:
-        encode(message)
-    return encoder
+    return _each_into(encoder, encoder.encode, batch)
 
 
 def codec_write(encoder: codec.FrameEncoder, payloads: Sequence[bytes]) -> codec.FrameEncoder:
     """FrameEncoder.write of each ready payload into one warm, cleared encoder."""
+    return _each_into(encoder, encoder.write, payloads)
+
+
+def _each_into(
+    encoder: codec.FrameEncoder, put: Callable[[Any], object], items: Sequence[Any]
+) -> codec.FrameEncoder:
+    """Clear ``encoder``, then ``put`` (one of its bound methods) each item into it."""
     encoder.clear()
-    write = encoder.write
-    for payload in payloads:
-        write(payload)
+    for item in items:
+        put(item)
     return encoder
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.nesting import track_scopes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -47,22 +48,6 @@ from codec.profiler.model import (
 )
 
 T0 = 1_700_000_000_000_000_000  # an absolute monotonic-clock start, far from 0
-
-
-def track_scopes(
-    track_ref: int,
-    scope_ids: Sequence[int],
-    starts: Sequence[int],
-    durations: Sequence[int],
-    depths: Sequence[int],
-) -> TrackScopes:
-    return TrackScopes(
-        track_ref,
-        np.array(scope_ids, dtype=np.uint32),
-        np.array(starts, dtype=np.int64),
-        np.array(durations, dtype=np.int64),
-        np.array(depths, dtype=np.uint8),
-    )
 
 
 def nested_track(track_ref: int, scope_ids: Sequence[int], depths: Sequence[int]) -> TrackScopes:

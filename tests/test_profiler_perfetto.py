@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.nesting import nested_track, pre_order
+from helpers.nesting import nested_track, pre_order, track_scopes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -473,13 +473,7 @@ def test_a_negative_time_raises_an_encode_error_and_writes_none_of_the_frame() -
 def track_of(track_ref: int, starts: list[int], durations: list[int]) -> TrackScopes:
     """Top-level scopes of scope id 1 at ``starts``, lasting ``durations``."""
     count = len(starts)
-    return TrackScopes(
-        track_ref,
-        np.ones(count, dtype=np.uint32),
-        np.array(starts, dtype=np.int64),
-        np.array(durations, dtype=np.int64),
-        np.zeros(count, dtype=np.uint8),
-    )
+    return track_scopes(track_ref, [1] * count, starts, durations, [0] * count)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 * ``heap``: ``measure`` and ``peak_after_warm_up``, what one run of a code path
   allocates after warm-up, traced by tracemalloc or memray;
 * ``misuse``: values that call back into the codec, threads that race;
-* ``nesting``: profiler tracks whose scopes nest as a test says;
+* ``nesting``: profiler tracks whose scopes nest as a test says, and a track
+  made from its columns as plain lists;
 * ``peerbench``: the benchmark records (``Sample``, ``Blob``, ``Trace``, ...),
   defined once in ``peerbench.py`` at the repository root, which this module
   appends to ``sys.path``;

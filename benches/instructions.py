@@ -6,8 +6,12 @@ Run from the repository root::
     PYTHONHASHSEED=0 valgrind --tool=callgrind python benches/instructions.py W2-encode 0
 
 and divide the difference of the two totals by the count and by the workload's
-items (W2: 1,000 spans a message; W3: 1,000 records a batch; construct: one
-struct). ``W2-encode-upb`` is upb's ``SerializeToString`` of the same trace.
+items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message;
+wire-writer: 3,000 fields; construct: one struct). ``W2-encode-upb`` is upb's
+``SerializeToString`` of the same trace; the W1 rows frame the same records as
+structs, as pb2 messages, and as payloads (``encode`` and ``write``). Compare
+trees that were each compiled afresh: objects left from an earlier build of
+moved modules made every row 5-27% slower here.
 Instruction counts do not move with the load of a shared machine, where
 timings can move by a factor of two; a change of a few percent shows. A fixed
 hash seed matters: with a random one, the interpreter's start-up differs from
@@ -82,12 +86,60 @@ def _w2_read() -> Callable[[], object]:
     return batch
 
 
+def _framed(payloads: list[object], write: bool = False) -> Callable[[], object]:
+    """A warm FrameEncoder taking every payload (encode, or write for raw buffers)."""
+    encoder = codec.FrameEncoder()
+    put = encoder.write if write else encoder.encode
+
+    def batch() -> None:
+        encoder.clear()
+        for payload in payloads:
+            put(payload)
+
+    return batch
+
+
+def _w1_frame_struct() -> Callable[[], object]:
+    return _framed([codec.from_pb2(m) for m in peerbench.samples(1000)])
+
+
+def _w1_frame_pb2() -> Callable[[], object]:
+    return _framed(list(peerbench.samples(1000)))
+
+
+def _w1_frame_bytes() -> Callable[[], object]:
+    return _framed([m.SerializeToString() for m in peerbench.samples(1000)])
+
+
+def _w1_write() -> Callable[[], object]:
+    return _framed([m.SerializeToString() for m in peerbench.samples(1000)], write=True)
+
+
+def _wire_writer() -> Callable[[], object]:
+    encoder = codec.FrameEncoder()
+
+    def batch() -> None:
+        encoder.clear()
+        writer = codec.wire.WireWriter(encoder)
+        for i in range(1000):
+            writer.int64(1, i)
+            writer.string(2, "name")
+            writer.sint32(3, -i)
+
+    return batch
+
+
 def _construct() -> Callable[[], object]:
     sample = codec.struct(peers.Sample)
     return lambda: sample(ts_ns=1, scope_id=2, value=3, name="x")
 
 
 WORKLOADS = {
+    "W1-frame-struct": _w1_frame_struct,
+    "W1-frame-pb2": _w1_frame_pb2,
+    "W1-frame-bytes": _w1_frame_bytes,
+    "W1-write": _w1_write,
+    "wire-writer": _wire_writer,
     "W2-encode": _w2_encode,
     "W2-encode-upb": _w2_encode_upb,
     "W2-decode": _w2_decode,

@@ -66,7 +66,10 @@ _ALWAYS_INLINE = [("CYTHON_INLINE", "inline __attribute__((always_inline))")]
 _INLINE_MACROS = (
     {}
     if os.name == "nt"
-    else {f"codec.structs.{name}": _ALWAYS_INLINE for name in ("_struct", "_encode", "_decode")}
+    else {
+        f"codec.structs.{name}": _ALWAYS_INLINE
+        for name in ("_plan", "_struct", "_encode", "_decode")
+    }
 )
 
 

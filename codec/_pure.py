@@ -42,6 +42,7 @@ COMPILED_MODULES = (
     "codec._wire",
     "codec._buffer",
     "codec.wire",
+    "codec.structs._plan",
     "codec.structs._struct",
     "codec.structs._encode",
     "codec.structs._decode",

@@ -4,10 +4,10 @@ from cpython.object cimport PyObject
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport uninitialised
+from codec.structs._plan cimport SHAPE_TEXT, FieldPlan, MessagePlan, _field_numbered
 from codec.structs._struct cimport (
-    SHAPE_TEXT, FieldPlan, MessagePlan, Struct, _container, _field_numbered,
-    _plan_of_class, _set_field, _slot, _store, codec_below, codec_stack_floor, new_struct,
-    set_unknown, unknown_of,
+    Struct, _container, _plan_of_class, _set_field, _slot, _store,
+    codec_below, codec_stack_floor, new_struct, set_unknown, unknown_of,
 )
 from codec._varint cimport read_le, stream_base, varint_value
 from codec._wire cimport (

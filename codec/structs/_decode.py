@@ -44,7 +44,8 @@ from codec.errors import (
     WireFormatError,
 )
 from codec.structs._encode import encode
-from codec.structs._struct import STACK_EXHAUSTED, FieldPlan, MessagePlan, Struct
+from codec.structs._plan import FieldPlan, MessagePlan
+from codec.structs._struct import STACK_EXHAUSTED, Struct
 
 if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
@@ -73,10 +74,9 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         varint_length,
         varint_value_of,
     )
+    from codec.structs._plan import SHAPE_TEXT, _field_numbered
     from codec.structs._struct import (
-        SHAPE_TEXT,
         _container,
-        _field_numbered,
         _plan_of_class,
         _set_field,
         _slot,

@@ -9,11 +9,14 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove
 
-from codec.structs._struct cimport (
+from codec.structs._plan cimport (
     SHAPE_INTEGER, SHAPE_DOUBLE, SHAPE_NUMBER, SHAPE_TEXT, SHAPE_MESSAGE, SHAPE_PACKED,
-    FieldPlan, MessagePlan, Struct,
-    _check_member, _encode_error, _has, _lent, _lone_surrogate, _sized, _slot,
-    _type_of, codec_below, codec_stack_floor, object_ptr, plan_of,
+    FieldPlan, MessagePlan,
+)
+from codec.structs._struct cimport (
+    Struct, _check_member, _encode_error, _has, _lent, _lone_surrogate,
+    _sized, _slot, _type_of, codec_below, codec_stack_floor, object_ptr,
+    plan_of,
 )
 from codec._wire cimport utf8_or_null
 from codec._varint cimport (

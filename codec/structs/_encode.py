@@ -93,7 +93,7 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         scalar_bits,
         zigzagged,
     )
-    from codec.structs._struct import (
+    from codec.structs._plan import (
         SHAPE_DOUBLE,
         SHAPE_INTEGER,
         SHAPE_MESSAGE,
@@ -102,6 +102,8 @@ if not cython.compiled:  # compiled, _encode.pxd cimports these C functions and 
         SHAPE_TEXT,
         FieldPlan,
         MessagePlan,
+    )
+    from codec.structs._struct import (
         Struct,
         _check_member,
         _encode_error,

@@ -23,7 +23,8 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from codec.structs._struct import FieldPlan, MessagePlan, Struct, extensions_of, unset_part
+from codec.structs._plan import FieldPlan, MessagePlan
+from codec.structs._struct import Struct, extensions_of, unset_part
 
 __all__ = ["ExtensionDict", "extension_items", "extension_plan"]
 

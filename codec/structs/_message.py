@@ -36,8 +36,8 @@ from codec.errors import EncodeError
 from codec.structs._decode import decode
 from codec.structs._encode import encode, message_size
 from codec.structs._extensions import ExtensionDict, extension_items
+from codec.structs._plan import MessagePlan
 from codec.structs._struct import (
-    MessagePlan,
     Struct,
     negative_zero,
     set_unknown,

@@ -76,12 +76,8 @@ from codec.structs._message import (
     registered_extensions,
     requires,
 )
-from codec.structs._struct import (
-    FieldAccess,
-    FieldPlan,
-    MessagePlan,
-    Struct,
-)
+from codec.structs._plan import FieldPlan, MessagePlan
+from codec.structs._struct import FieldAccess, Struct
 from codec.structs._wellknown import bases_of, converter_of
 
 if TYPE_CHECKING:

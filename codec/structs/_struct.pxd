@@ -7,12 +7,13 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport int64_t, uint64_t
 
-from codec._varint cimport bits_float32, float32_bits, varint_size
+from codec._varint cimport bits_float32, float32_bits
 from codec._wire cimport (
     VARINT, I64, LEN, EGROUP, I32, INT32, INT64, UINT32, UINT64, BOOL, ENUM, FLOAT, DOUBLE,
     STRING, BYTES, MESSAGE, GROUP,
-    natural_wire_type, scalar_bits, integer_of, truth_of, real_of, utf8_or_null,
+    scalar_bits, integer_of, truth_of, real_of, utf8_or_null,
 )
+from codec.structs._plan cimport SHAPE_NUMBER, SHAPE_TEXT, FieldPlan, MessagePlan
 
 ctypedef unsigned char uchar
 
@@ -22,10 +23,6 @@ ctypedef uint64_t *word_ptr
 ctypedef PyTypeObject *type_object_ptr
 
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef *d_member
     ctypedef PyObject *(*vectorcallfunc)(PyObject *callable, PyObject **args, size_t nargsf,
                                          PyObject *kwnames)
     ctypedef struct TypeWithVectorcall "PyTypeObject":
@@ -37,7 +34,6 @@ cdef extern from "Python.h":
 
 ctypedef TypeWithVectorcall *type_ptr
 ctypedef VersionedType *versioned_type_ptr
-ctypedef PyMemberDescrObject *member_descr_ptr
 
 
 cdef extern from "Python.h":
@@ -135,21 +131,9 @@ cdef extern from *:
     char *codec_stack_floor() nogil
     bint codec_below(char *floor) nogil
 
-cdef Py_ssize_t _DIRECT_NUMBERS
-cdef enum:  # FieldPlan.shape
-    SHAPE_INTEGER = 0
-    SHAPE_DOUBLE = 1
-    SHAPE_NUMBER = 2
-    SHAPE_TEXT = 3
-    SHAPE_MESSAGE = 4
-    SHAPE_PACKED = 5
-    SHAPE_OTHER = 6
-cdef int _shape(int kind, bint repeated, bint packed, int wire_type, bint closed) noexcept
 cdef str _PLAN_NAME
 cdef MessagePlan _RECENT_PLAN
 
-@cython.locals(descriptor=member_descr_ptr)
-cdef Py_ssize_t _member_offset(object member) except? -1
 @cython.locals(words=word_ptr)
 cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) except -1
 @cython.locals(mask=uint64_t, one=uint64_t)
@@ -225,42 +209,6 @@ cdef bint _fields_equal(MessagePlan plan, Struct left, Struct right) except -1
 @cython.locals(held=MessagePlan)
 cdef list _shown(MessagePlan plan, Struct message)
 
-cdef class FieldPlan:
-    cdef readonly str name, label
-    cdef readonly int number, kind, wire_type
-    cdef readonly Py_ssize_t slot
-    cdef readonly bint repeated, packed, presence, implicit
-    cdef readonly int shape
-    cdef readonly str utf8
-    cdef readonly object closed_enum, default, enum_type
-    cdef readonly dict enum_members
-    cdef readonly uint64_t tag, end_tag, tag_word
-    cdef readonly Py_ssize_t tag_size
-    cdef readonly MessagePlan message
-    cdef readonly FieldPlan map_key, map_value
-    cdef readonly str numpy_type
-    cdef readonly tuple oneof_slots
-    cdef readonly Py_ssize_t has_bit, offset
-    cdef readonly object member
-    cpdef link(self, MessagePlan message, bint is_map)
-
-cdef class MessagePlan:
-    cdef readonly str full_name
-    cdef readonly tuple fields_by_slot, fields, numbered
-    cdef readonly dict by_number, by_name, oneofs, oneof_names
-    cdef readonly Py_ssize_t presence_words
-    cdef readonly object cls, required, convert
-    cdef readonly FieldPlan extensions  # the hidden slot of the extensions' struct, or None
-    cdef unsigned int class_version  # cls's version tag when _construct last looked it up
-    cpdef require(self, object check)
-    cpdef accept(self, object convert)
-    @cython.locals(field=FieldPlan)
-    cpdef rename(self, str full_name)
-    @cython.locals(member=FieldPlan, slot=Py_ssize_t)
-    cpdef add_oneof(self, str name, tuple slots, bint synthetic=*)
-    @cython.locals(bits=Py_ssize_t, field=FieldPlan)
-    cpdef bind(self, object cls)
-    cpdef extend(self, MessagePlan extensions)
 
 cdef class Struct:
     cdef uint64_t _has  # presence bits 0-63
@@ -368,9 +316,3 @@ cdef inline int _set_field(MessagePlan plan, Struct message, FieldPlan field,
     return 0
 
 
-cdef inline FieldPlan _field_numbered(MessagePlan plan, Py_ssize_t number):
-    # the field numbered ``number`` in plan, or None (small numbers by list index)
-    cdef tuple numbered = plan.numbered
-    if number < len(numbered):
-        return numbered[number]
-    return plan.by_number.get(number)

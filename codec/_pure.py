@@ -41,6 +41,7 @@ COMPILED_MODULES = (
     "codec._varint",
     "codec._wire",
     "codec._buffer",
+    "codec._columns",
     "codec.wire",
     "codec.structs._plan",
     "codec.structs._struct",

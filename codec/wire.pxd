@@ -3,16 +3,19 @@ cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release
 from cpython.number cimport PyNumber_Index
 from cpython.exc cimport PyErr_Clear
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memmove
 
 from codec._buffer cimport (
     MemoryViewPointer, PyMemoryView_FromObject, WriteBuffer, byte_pointer, close_region,
     copy_bytes, cut_to, open_region, release_claim, set_end, uninitialised,
 )
+from codec._columns cimport (
+    checked_column, column_size, count_varints, decode_varints, write_column,
+)
 from codec._varint cimport (
     read_le, write_le, acquire, varint_scan, varint_size, varint_value,
-    varint_write, float32_bits, float64_bits, twos_complement, zigzag, unzigzag,
+    varint_write, float32_bits, float64_bits, twos_complement,
 )
 from codec._wire cimport (
     VARINT as _VARINT, I64 as _I64, LEN as _LEN, SGROUP as _SGROUP, EGROUP as _EGROUP,
@@ -34,22 +37,6 @@ cdef object _index(object value)
 cdef Py_ssize_t _field_number(object field) except -1
 cdef uint64_t _tag_of(object field, Py_ssize_t wire_type) except 0
 cdef Py_ssize_t _kind_code(object field, object kind) except -1
-# --- packed columns ----------------------------------------------------------
-
-cdef object _checked_column(object field, Py_ssize_t code, object values, object numpy)
-
-@cython.locals(n32=int32_t)
-cdef uint64_t _column_element(const uchar *column, Py_ssize_t i, Py_ssize_t code) noexcept nogil
-
-
-@cython.locals(total=Py_ssize_t, i=Py_ssize_t)
-cdef Py_ssize_t _column_size(const uchar *column, Py_ssize_t n, Py_ssize_t code) noexcept nogil
-
-@cython.locals(i=Py_ssize_t, value=uint64_t, more1=uint64_t, more2=uint64_t, more3=uint64_t,
-               word=uint32_t)
-cdef Py_ssize_t _write_column(uchar *out, Py_ssize_t pos, const uchar *column, Py_ssize_t n,
-                              Py_ssize_t code) noexcept nogil
-
 cdef void _shift_right(uchar *data, Py_ssize_t start, Py_ssize_t size, Py_ssize_t by) noexcept
 
 # --- writer ------------------------------------------------------------------
@@ -105,13 +92,6 @@ cpdef Delimited open_frame(WriteBuffer buffer, Py_ssize_t limit)
 
 # --- reader ------------------------------------------------------------------
 
-@cython.locals(pos=Py_ssize_t, n=Py_ssize_t, count=Py_ssize_t)
-cdef Py_ssize_t _count_varints(const uchar *data, Py_ssize_t start, Py_ssize_t end,
-                               Py_ssize_t base) except -1
-
-@cython.locals(i=Py_ssize_t, n=Py_ssize_t, value=uint64_t)
-cdef void _decode_varints(const uchar *data, Py_ssize_t pos, Py_ssize_t end, uchar *out,
-                          Py_ssize_t count, Py_ssize_t code) noexcept nogil
 
 
 cdef class WireReader:

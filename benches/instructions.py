@@ -7,11 +7,14 @@ Run from the repository root::
 
 and divide the difference of the two totals by the count and by the workload's
 items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message;
-wire-writer: 3,000 fields; construct: one struct). ``W2-encode-upb`` is upb's
+wire-writer: 3,000 fields; packed-columns: 20 numpy columns of 1,000 sint64
+written and read back; construct: one struct). ``W2-encode-upb`` is upb's
 ``SerializeToString`` of the same trace; the W1 rows frame the same records as
 structs, as pb2 messages, and as payloads (``encode`` and ``write``). Compare
 trees that were each compiled afresh: objects left from an earlier build of
-moved modules made every row 5-27% slower here.
+moved modules made every row 5-27% slower here. For packed-columns set
+``OPENBLAS_NUM_THREADS=1``: numpy's spinning BLAS threads otherwise add up to
+17% of noise to the count.
 Instruction counts do not move with the load of a shared machine, where
 timings can move by a factor of two; a change of a few percent shows. A fixed
 hash seed matters: with a random one, the interpreter's start-up differs from
@@ -129,6 +132,24 @@ def _wire_writer() -> Callable[[], object]:
     return batch
 
 
+def _packed_columns() -> Callable[[], object]:
+    import numpy
+
+    column = numpy.arange(-500, 500, dtype=numpy.int64) * 1000
+    encoder = codec.FrameEncoder()
+
+    def batch() -> None:
+        encoder.clear()
+        writer = codec.wire.WireWriter(encoder)
+        for _ in range(20):
+            writer.packed(1, "sint64", column)
+        reader = codec.wire.WireReader(bytes(encoder.getbuffer()))
+        for _, _, value in reader:
+            reader.packed(value, "sint64")
+
+    return batch
+
+
 def _construct() -> Callable[[], object]:
     sample = codec.struct(peers.Sample)
     return lambda: sample(ts_ns=1, scope_id=2, value=3, name="x")
@@ -140,6 +161,7 @@ WORKLOADS = {
     "W1-frame-bytes": _w1_frame_bytes,
     "W1-write": _w1_write,
     "wire-writer": _wire_writer,
+    "packed-columns": _packed_columns,
     "W2-encode": _w2_encode,
     "W2-encode-upb": _w2_encode_upb,
     "W2-decode": _w2_decode,

@@ -34,6 +34,19 @@ F = descriptor_pb2.FieldDescriptorProto
 # --- the schema: two files, one importing the other, in a FileDescriptorSet ------
 
 
+def add_fields(
+    message: descriptor_pb2.DescriptorProto, rows: list[tuple[str, int, int, int, str]]
+) -> None:
+    """Add a field to ``message`` per ``(name, number, type, label, type_name)`` row.
+
+    An empty ``type_name`` leaves it unset, as a scalar field has none.
+    """
+    for name, number, type_, label, type_name in rows:
+        field = message.field.add(name=name, number=number, type=type_, label=label)
+        if type_name:
+            field.type_name = type_name
+
+
 def reading_file() -> descriptor_pb2.FileDescriptorProto:
     """clitest/reading.proto: message Reading (scalars, repeated, nested, enum, map), Tag."""
     proto = descriptor_pb2.FileDescriptorProto(
@@ -46,20 +59,20 @@ def reading_file() -> descriptor_pb2.FileDescriptorProto:
     tag.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
     tag.field.add(name="value", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
     reading = proto.message_type.add(name="Reading")
-    for name, number, type_, label, type_name in [
-        ("ts_ns", 1, F.TYPE_UINT64, F.LABEL_OPTIONAL, ""),
-        ("name", 2, F.TYPE_STRING, F.LABEL_OPTIONAL, ""),
-        ("value", 3, F.TYPE_SINT64, F.LABEL_OPTIONAL, ""),
-        ("samples", 4, F.TYPE_DOUBLE, F.LABEL_REPEATED, ""),
-        ("blob", 5, F.TYPE_BYTES, F.LABEL_OPTIONAL, ""),
-        ("tag", 6, F.TYPE_MESSAGE, F.LABEL_OPTIONAL, ".clitest.Tag"),
-        ("tags", 7, F.TYPE_MESSAGE, F.LABEL_REPEATED, ".clitest.Tag"),
-        ("kind", 8, F.TYPE_ENUM, F.LABEL_OPTIONAL, ".clitest.Kind"),
-        ("counts", 9, F.TYPE_MESSAGE, F.LABEL_REPEATED, ".clitest.Reading.CountsEntry"),
-    ]:
-        field = reading.field.add(name=name, number=number, type=type_, label=label)
-        if type_name:
-            field.type_name = type_name
+    add_fields(
+        reading,
+        [
+            ("ts_ns", 1, F.TYPE_UINT64, F.LABEL_OPTIONAL, ""),
+            ("name", 2, F.TYPE_STRING, F.LABEL_OPTIONAL, ""),
+            ("value", 3, F.TYPE_SINT64, F.LABEL_OPTIONAL, ""),
+            ("samples", 4, F.TYPE_DOUBLE, F.LABEL_REPEATED, ""),
+            ("blob", 5, F.TYPE_BYTES, F.LABEL_OPTIONAL, ""),
+            ("tag", 6, F.TYPE_MESSAGE, F.LABEL_OPTIONAL, ".clitest.Tag"),
+            ("tags", 7, F.TYPE_MESSAGE, F.LABEL_REPEATED, ".clitest.Tag"),
+            ("kind", 8, F.TYPE_ENUM, F.LABEL_OPTIONAL, ".clitest.Kind"),
+            ("counts", 9, F.TYPE_MESSAGE, F.LABEL_REPEATED, ".clitest.Reading.CountsEntry"),
+        ],
+    )
     entry = reading.nested_type.add(name="CountsEntry")
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
@@ -75,21 +88,13 @@ def batch_file() -> descriptor_pb2.FileDescriptorProto:
         syntax="proto3",
         dependency=["clitest/reading.proto", "google/protobuf/timestamp.proto"],
     )
-    batch = proto.message_type.add(name="Batch")
-    batch.field.add(name="id", number=1, type=F.TYPE_UINT32, label=F.LABEL_OPTIONAL)
-    batch.field.add(
-        name="readings",
-        number=2,
-        type=F.TYPE_MESSAGE,
-        label=F.LABEL_REPEATED,
-        type_name=".clitest.Reading",
-    )
-    batch.field.add(
-        name="sent",
-        number=3,
-        type=F.TYPE_MESSAGE,
-        label=F.LABEL_OPTIONAL,
-        type_name=".google.protobuf.Timestamp",
+    add_fields(
+        proto.message_type.add(name="Batch"),
+        [
+            ("id", 1, F.TYPE_UINT32, F.LABEL_OPTIONAL, ""),
+            ("readings", 2, F.TYPE_MESSAGE, F.LABEL_REPEATED, ".clitest.Reading"),
+            ("sent", 3, F.TYPE_MESSAGE, F.LABEL_OPTIONAL, ".google.protobuf.Timestamp"),
+        ],
     )
     return proto
 

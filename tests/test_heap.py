@@ -109,6 +109,16 @@ def test_warm_encoder_many_small_writes(backend: str) -> None:
 STREAM = b"".join(frame(bytes([i % 256]) * KiB) for i in range(10_000))
 
 
+def deliver(decoder: FrameDecoder, data: bytes, via: str) -> None:
+    """Give ``data`` to ``decoder`` by ``feed`` or, for ``via="buffer"``, through ``get_buffer``."""
+    if via == "feed":
+        decoder.feed(data)
+    else:
+        with decoder.get_buffer(len(data)) as view:
+            view[:] = data
+        decoder.buffer_updated(len(data))
+
+
 @pytest.mark.parametrize("via", ["feed", "buffer"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_warm_decoder_splits_frames_without_copies(backend: str, via: str) -> None:
@@ -116,12 +126,7 @@ def test_warm_decoder_splits_frames_without_copies(backend: str, via: str) -> No
     sizes: list[int] = []
 
     def split() -> None:
-        if via == "feed":
-            decoder.feed(STREAM)
-        else:
-            with decoder.get_buffer(len(STREAM)) as view:
-                view[:] = STREAM
-            decoder.buffer_updated(len(STREAM))
+        deliver(decoder, STREAM, via)
         count = total = 0
         while (frame_view := decoder.next_frame()) is not None:
             count += 1
@@ -197,12 +202,7 @@ def test_hostile_prefix_is_refused_without_allocation(
     def hostile() -> None:
         decoder = FrameDecoder(**kwargs)
         try:
-            if via == "feed":
-                decoder.feed(prefix)
-            else:
-                with decoder.get_buffer(len(prefix)) as view:
-                    view[:] = prefix
-                decoder.buffer_updated(len(prefix))
+            deliver(decoder, prefix, via)
         except FrameTooLargeError as exc:
             errors.append(exc)
 

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from google.api import annotations_pb2
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from helpers.generated import generated_on_path
 from helpers.typecheck import errors, mypy, program_dir
 from opentelemetry.proto.trace.v1 import trace_pb2
 from schemas import SCHEMA_DIR
@@ -54,14 +55,8 @@ def chat_set() -> bytes:
 @pytest.fixture(scope="module")
 def out(chat_set: bytes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The generated modules' directory, on sys.path while this module's tests run."""
-    where = tmp_path_factory.mktemp("generated")
-    (where / "schema.pb").write_bytes(chat_set)
-    assert main(["generate", "-d", str(where / "schema.pb"), "-o", str(where / "out")]) == 0
-    sys.path.insert(0, str(where / "out"))
-    yield where / "out"
-    sys.path.remove(str(where / "out"))
-    for name in [name for name in sys.modules if name.split(".")[0] == "dropin"]:
-        del sys.modules[name]  # the classes stay in the shared pool, as they would
+    with generated_on_path(tmp_path_factory.mktemp("generated"), chat_set, "dropin") as out:
+        yield out
 
 
 @pytest.fixture(scope="module")

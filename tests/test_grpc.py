@@ -32,9 +32,9 @@ import pytest
 grpc = pytest.importorskip("grpc")
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 from grpc import aio  # noqa: E402
+from helpers.generated import generated_on_path  # noqa: E402
 from schemas import SCHEMA_DIR  # noqa: E402
 
-from codec.cli import main  # noqa: E402
 from codec.structs._descriptor_set import compile_protos  # noqa: E402
 
 SERVICE = "grpc_echo.Echo"
@@ -56,15 +56,8 @@ def echo_set() -> bytes:
 
 @pytest.fixture(scope="module")
 def out(echo_set: bytes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    where = tmp_path_factory.mktemp("grpc")
-    (where / "echo.pb").write_bytes(echo_set)
-    argv = ["generate", "--grpc", "-d", str(where / "echo.pb"), "-o", str(where / "out")]
-    assert main(argv) == 0
-    sys.path.insert(0, str(where / "out"))
-    yield where / "out"
-    sys.path.remove(str(where / "out"))
-    for name in [name for name in sys.modules if name.split(".")[0] == "grpc_echo"]:
-        del sys.modules[name]
+    with generated_on_path(tmp_path_factory.mktemp("grpc"), echo_set, "grpc_echo", "--grpc") as out:
+        yield out
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,7 @@
 """Helpers the test modules share, one module per role.
 
+* ``generated``: the modules ``python -m codec generate`` writes, on ``sys.path``
+  while a block runs;
 * ``heap``: ``measure`` and ``peak_after_warm_up``, what one run of a code path
   allocates after warm-up, traced by tracemalloc or memray;
 * ``misuse``: values that call back into the codec, threads that race;

@@ -47,6 +47,20 @@ EXTENSION_BUILT = any(
 )
 
 
+def run_child(
+    code: str, env: dict[str, str], cwd: Path, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter with ``env`` in ``cwd``; its output as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def run_python(code: str, pure: str | None) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter that imports codec from this checkout."""
     env = dict(os.environ)
@@ -54,14 +68,7 @@ def run_python(code: str, pure: str | None) -> subprocess.CompletedProcess[str]:
     if pure is not None:
         env["CODEC_PURE_PYTHON"] = pure
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_child(code, env, REPO_ROOT, timeout=60)
 
 
 def test_the_compiled_modules_are_listed_once() -> None:
@@ -205,14 +212,7 @@ def import_copy(root: Path, **env: str) -> Any:
         if key not in ("CODEC_PURE_PYTHON", "CODEC_REQUIRE_COMPILED", "PYTHONPATH")
     }
     environment.update(env, PYTHONPATH=str(root))
-    result = subprocess.run(
-        [sys.executable, "-c", REPORT],
-        env=environment,
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_child(REPORT, environment, root, timeout=120)
     if result.returncode:
         return result
     report = json.loads(result.stdout)

@@ -51,7 +51,7 @@ import threading
 import time
 import traceback
 import tracemalloc
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -298,6 +298,22 @@ def test_a_decoder_brings_its_options_to_a_connection(run: Run, net: Net) -> Non
     assert [bytes(message.data) for message in received] == payloads
 
 
+async def read_while_sending(
+    reader: FramedReader[Any], writer: FramedWriter, sending: Coroutine[Any, Any, None]
+) -> list[Any]:
+    """Every message up to the end of the stream, read while ``sending`` runs as a task.
+
+    Sending and reading at once, neither side waits on the other's full buffer.
+    ``sending`` ends the stream; ``writer`` is closed once both are done.
+    """
+    producer = asyncio.create_task(sending)
+    received = [message async for message in reader]
+    await producer
+    writer.close()
+    await writer.wait_closed()
+    return received
+
+
 @pytest.mark.parametrize("kind", ["pb2", "struct"])
 def test_echo_100k(run: Run, net: Net, kind: str, struct_messages: list[Any]) -> None:
     count = ECHO_COUNT if net.kind == "tcp" else ECHO_COUNT // 5
@@ -327,11 +343,7 @@ def test_echo_100k(run: Run, net: Net, kind: str, struct_messages: list[Any]) ->
                     await writer.asend(message)
                 writer.write_eof()
 
-            producer = asyncio.create_task(produce())
-            received = [message async for message in reader]
-            await producer
-            writer.close()
-            await writer.wait_closed()
+            received = await read_while_sending(reader, writer, produce())
         assert mismatches == []
         assert len(received) == count
         assert received == messages
@@ -1004,11 +1016,7 @@ def test_stream_wrappers_echo(run: Run, net: Net) -> None:
                 await writer.drain()
                 stream_writer.write_eof()
 
-            producer = asyncio.create_task(produce())
-            got = [message async for message in reader]
-            await producer
-            writer.close()
-            await writer.wait_closed()
+            got = await read_while_sending(reader, writer, produce())
         assert [codec.to_pb2(m, Sample) for m in got] == messages
 
     run(body)

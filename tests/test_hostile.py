@@ -62,6 +62,7 @@ import pytest
 pytest.importorskip("grpc_tools", reason="the schemas are compiled with grpcio-tools")
 
 from google.protobuf.descriptor import FieldDescriptor as FD
+from helpers.deep import nested
 from helpers.heap import peak_after_warm_up
 from helpers.uninitialised import (
     UNINITIALISED_CALLS,
@@ -348,21 +349,6 @@ def check_outcome(expect: Any, result: Any) -> None:
 
 
 # --- the vectors ----------------------------------------------------------------------------------
-
-
-def nested(levels: int, header: bytes, inner: bytes = b"") -> tuple[bytes, list[int]]:
-    """``levels`` messages each the only field (``header``) of its parent; header offsets."""
-    sizes = [len(inner)]
-    for _ in range(levels):
-        sizes.append(len(header) + len(varint(sizes[-1])) + sizes[-1])
-    sizes.reverse()
-    headers = [header + varint(sizes[d + 1]) for d in range(levels)]
-    offsets = []
-    position = 0
-    for item in headers:
-        offsets.append(position)
-        position += len(item)
-    return b"".join(headers) + inner, offsets
 
 
 def map_levels(levels: int) -> bytes:

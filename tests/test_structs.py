@@ -61,6 +61,7 @@ pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files 
 from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers.deep import nested
 from helpers.heap import peak_after_warm_up
 from helpers.unchecked import unchecked
 from hypothesis import given
@@ -1556,24 +1557,6 @@ def _swallow(cls: Any, data: bytes, **options: Any) -> None:
 
 
 # --- depth limits (S4, S5) -----------------------------------------------------------------------
-
-
-def nested(levels: int, field: bytes = b"\x0a", inner: bytes = b"") -> tuple[bytes, list[int]]:
-    """``levels`` sub-messages, each the only field of its parent; and each header's offset.
-
-    Built inside out in linear time, so 100,000 levels are cheap.
-    """
-    sizes = [len(inner)]
-    for _ in range(levels):
-        sizes.append(len(field) + len(varint(sizes[-1])) + sizes[-1])
-    sizes.reverse()  # sizes[d]: payload size of the message at depth d
-    headers = [field + varint(sizes[d + 1]) for d in range(levels)]
-    offsets = []
-    position = 0
-    for header in headers:
-        offsets.append(position)
-        position += len(header)
-    return b"".join(headers) + inner, offsets
 
 
 def test_depth_100_accepted_101_rejected() -> None:

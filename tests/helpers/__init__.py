@@ -1,5 +1,6 @@
 """Helpers the test modules share, one module per role.
 
+* ``deep``: messages nested as deep as a test asks, with each header's offset;
 * ``generated``: the modules ``python -m codec generate`` writes, on ``sys.path``
   while a block runs;
 * ``heap``: ``measure`` and ``peak_after_warm_up``, what one run of a code path

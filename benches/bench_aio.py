@@ -106,6 +106,15 @@ async def _serve_and_send(
         return await asyncio.wait_for(done, 120)
 
 
+async def _count_all(reader: codec.aio.FramedReader[Any], writer: Any) -> tuple[int, Any]:
+    """Read every message of ``reader``, close ``writer``; the count and the last message."""
+    count, last = 0, None
+    async for last in reader:  # noqa: B007
+        count += 1
+    writer.close()
+    return count, last
+
+
 async def baseline(messages: list[Any], message_type: Any) -> tuple[int, Any]:
     """asyncio streams, naive framing, readexactly."""
 
@@ -147,11 +156,7 @@ async def codec_aio(messages: list[Any], message_type: Any) -> tuple[int, Any]:
     """codec.aio.open_connection / start_server, asend, async for."""
 
     async def receive(reader: codec.aio.FramedReader[Any], writer: codec.aio.FramedWriter) -> Any:
-        count, last = 0, None
-        async for last in reader:  # noqa: B007
-            count += 1
-        writer.close()
-        return count, last
+        return await _count_all(reader, writer)
 
     async def send(port: int) -> None:
         _, writer = await codec.aio.open_connection("127.0.0.1", port)
@@ -171,11 +176,7 @@ async def codec_wrapped(messages: list[Any], message_type: Any) -> tuple[int, An
 
     async def receive(stream_reader: asyncio.StreamReader, stream_writer: Any) -> Any:
         reader = codec.aio.FramedReader.from_stream(stream_reader, message_type=message_type)
-        count, last = 0, None
-        async for last in reader:  # noqa: B007
-            count += 1
-        stream_writer.close()
-        return count, last
+        return await _count_all(reader, stream_writer)
 
     async def send(port: int) -> None:
         _, stream_writer = await asyncio.open_connection("127.0.0.1", port)

@@ -114,6 +114,22 @@ run_env() {
     echo "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
 }
 
+# Fill the caller's env_args from run_env, move to $build and refuse to go on unless
+# codec there is the sanitized build. From $build, the checkout (the current directory,
+# first on sys.path) cannot shadow the sanitized modules, and libFuzzer writes nothing
+# into the checkout.
+enter_build() {
+    while IFS= read -r line; do env_args+=("$line"); done < <(run_env)
+    cd "$build"
+    env "${env_args[@]}" "$python" - "$build" <<'EOF' || exit 2
+import sys, codec
+build = sys.argv[1]
+if not (codec.COMPILED and codec.__file__.startswith(build)):
+    sys.exit(f"sanitizers.sh: codec is {codec.__file__} (COMPILED={codec.COMPILED}), "
+             f"not the sanitized build in {build}; run 'fuzz/sanitizers.sh build'")
+EOF
+}
+
 do_run() {
     local target="$1"
     shift
@@ -128,18 +144,7 @@ do_run() {
         fi
     done
     local env_args=()
-    while IFS= read -r line; do env_args+=("$line"); done < <(run_env)
-    # From $build, so that libFuzzer writes nothing into the checkout and the current
-    # directory on sys.path is not the checkout.
-    cd "$build"
-    # Refuse to fuzz anything but the sanitized build.
-    env "${env_args[@]}" "$python" - "$build" <<'EOF' || exit 2
-import sys, codec
-build = sys.argv[1]
-if not (codec.COMPILED and codec.__file__.startswith(build)):
-    sys.exit(f"sanitizers.sh: codec is {codec.__file__} (COMPILED={codec.COMPILED}), "
-             f"not the sanitized build in {build}; run 'fuzz/sanitizers.sh build'")
-EOF
+    enter_build
     mkdir -p "$here/crashes"
     exec env "${env_args[@]}" nice -n "$nice_level" "$python" "$here/$target.py" \
         -artifact_prefix="$here/crashes/asan-$target-" "${args[@]}"
@@ -188,10 +193,9 @@ do_all() {
 do_test() {
     # The whole suite (default) or the given pytest arguments, with the sanitized core.
     # test_build.py checks how the checkout's own build is selected, and memray cannot
-    # trace under the preloaded sanitizer runtime: both are left out by default. pytest
-    # runs from $build, so that the checkout (the current directory, first on sys.path)
-    # cannot shadow the sanitized modules. --capture=sys leaves file descriptor 2 alone, so a
-    # sanitizer's report reaches the log instead of dying with pytest's captured output.
+    # trace under the preloaded sanitizer runtime: both are left out by default.
+    # --capture=sys leaves file descriptor 2 alone, so a sanitizer's report reaches the
+    # log instead of dying with pytest's captured output.
     local args=() paths=0
     for arg in "$@"; do
         if [[ "$arg" != -* && -e "${arg%%::*}" ]]; then
@@ -205,14 +209,7 @@ do_test() {
         args=("$repo/tests" --ignore="$repo/tests/test_build.py" -k "not memray" "${args[@]}")
     fi
     local env_args=()
-    while IFS= read -r line; do env_args+=("$line"); done < <(run_env)
-    cd "$build"
-    env "${env_args[@]}" "$python" - "$build" <<'EOF2' || exit 2
-import sys, codec
-build = sys.argv[1]
-if not (codec.COMPILED and codec.__file__.startswith(build)):
-    sys.exit(f"sanitizers.sh: codec is {codec.__file__}, not the sanitized build in {build}")
-EOF2
+    enter_build
     exec env "${env_args[@]}" nice -n "$nice_level" "$python" -m pytest -p no:cacheprovider \
         --rootdir "$repo" -c "$repo/pyproject.toml" --capture=sys "${args[@]}"
 }

@@ -26,7 +26,7 @@ cdef Py_ssize_t _put_frame(bytearray data, Py_ssize_t offset, const uchar *sourc
 
 @cython.locals(staged=object, body=Py_ssize_t)
 cdef Py_ssize_t _put_message(bytearray data, Py_ssize_t offset, object message, Py_ssize_t limit,
-                             bint exact, bint partial) except -1
+                             bint exact, bint partial, bint deterministic) except -1
 cdef Py_ssize_t _resolved(bytearray data, Py_ssize_t offset) except -1
 @cython.locals(body=Py_ssize_t)
 cdef Py_ssize_t _frame_room(bytearray data, Py_ssize_t offset, Py_ssize_t size, Py_ssize_t limit,
@@ -34,6 +34,7 @@ cdef Py_ssize_t _frame_room(bytearray data, Py_ssize_t offset, Py_ssize_t size, 
 
 cdef class FrameEncoder(WriteBuffer):
     cdef Py_ssize_t _max_frame_size
+    cdef bint _deterministic
 
     @cython.locals(end=Py_ssize_t, written=Py_ssize_t)
     cpdef Py_ssize_t write(self, object payload) except -1

@@ -128,7 +128,13 @@ def _put_frame(
 
 
 def _put_message(
-    data: bytearray, offset: int, message: Any, limit: int, exact: bool, partial: bool
+    data: bytearray,
+    offset: int,
+    message: Any,
+    limit: int,
+    exact: bool,
+    partial: bool,
+    deterministic: bool,
 ) -> int:
     """Write a message as a frame at ``offset`` of ``data`` (-1: its end); return the frame's end.
 
@@ -137,7 +143,7 @@ def _put_message(
     leaves ``data`` as it was. ``offset`` is checked after that: the Python
     code a struct's values may run could have resized ``data``.
     """
-    staged = payload_of(message, partial)
+    staged = payload_of(message, partial, deterministic)
     try:
         body = _frame_room(data, _resolved(data, offset), staged_size(staged), limit, exact)
         return write_staged(staged, data, body)
@@ -175,12 +181,14 @@ def encode_frame_into(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     partial: bool = False,
+    deterministic: bool = False,
 ) -> int:
     """Write one frame into a caller's ``bytearray`` at ``offset``; return its end offset.
 
     ``message_or_payload`` is a struct (written in place), a google.protobuf
     message (serialized once) or any contiguous buffer used as the payload.
-    ``offset=-1`` appends. As with
+    ``partial`` and ``deterministic`` mean what they mean to
+    :class:`FrameEncoder`. ``offset=-1`` appends. As with
     msgspec's ``encode_into``, ``buffer`` is resized to end where the frame
     ends. On error (:class:`FrameTooLargeError`, :class:`EncodeError`) the
     buffer is left unchanged.
@@ -190,7 +198,8 @@ def encode_frame_into(
     if not -1 <= offset <= len(buffer):
         raise ValueError(f"offset {offset} is outside the buffer (length {len(buffer)})")
     limit = checked_size("max_frame_size", max_frame_size)
-    return _put_message(buffer, offset, message_or_payload, limit, True, partial)
+    exact_order = checked_flag("deterministic", deterministic)
+    return _put_message(buffer, offset, message_or_payload, limit, True, partial, exact_order)
 
 
 class FrameEncoder(WriteBuffer):
@@ -200,6 +209,12 @@ class FrameEncoder(WriteBuffer):
     view of them for a transport. While that view is alive the encoder
     refuses to grow or clear (:class:`BufferError`). A frame over
     ``max_frame_size`` raises :class:`FrameTooLargeError` and writes nothing.
+
+    As pb2's ``SerializeToString``, it writes the entries of a map in the
+    map's own order (a dict's insertion order), which protobuf leaves
+    unspecified; ``deterministic=True`` writes them in upb's deterministic
+    order, so equal messages give equal bytes, those of upb's
+    ``SerializeToString(deterministic=True)``.
 
     Not thread-safe: a call to :meth:`write`, :meth:`encode`, :meth:`frame`,
     :meth:`clear` or :meth:`getbuffer` while a frame is being written (by
@@ -216,16 +231,24 @@ class FrameEncoder(WriteBuffer):
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         *,
         capacity: int = 4096,
+        deterministic: bool = False,
     ) -> None:
-        """Check the limit; the buffer starts with room for ``capacity`` bytes."""
+        """Check the options; the buffer starts with room for ``capacity`` bytes."""
         limit = checked_size("max_frame_size", max_frame_size)
+        exact_order = checked_flag("deterministic", deterministic)
         WriteBuffer.__init__(self, checked_size("capacity", capacity))
         self._max_frame_size = limit
+        self._deterministic = exact_order
 
     @property
     def max_frame_size(self) -> int:
         """Largest payload accepted, in bytes."""
         return self._max_frame_size
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether map entries are written in upb's deterministic order."""
+        return self._deterministic
 
     def write(self, payload: Any) -> int:
         """Append ``varint(len(payload)) ‖ payload`` for any contiguous buffer.
@@ -264,7 +287,15 @@ class FrameEncoder(WriteBuffer):
         self._claim(True)  # held while a struct's values or a message's serializer run
         try:
             start = self._length
-            end = _put_message(self._data, start, message, self._max_frame_size, False, partial)
+            end = _put_message(
+                self._data,
+                start,
+                message,
+                self._max_frame_size,
+                False,
+                partial,
+                self._deterministic,
+            )
             set_end(self, end)
         finally:
             release_claim(self)

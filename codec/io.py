@@ -133,6 +133,7 @@ def write_frames(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     batch_size: int = WRITE_BATCH,
+    deterministic: bool = False,
 ) -> int:
     """Write each message as a frame to a blocking binary stream; return how many were written.
 
@@ -140,7 +141,8 @@ def write_frames(
     ``io.BytesIO`` (``write``, repeated after a partial write). A message is a
     struct, a google.protobuf message or a raw payload (any object with the
     buffer protocol), as for :meth:`codec.FrameEncoder.encode`.
-    The frames go through one :class:`~codec.FrameEncoder`, handed to the
+    The frames go through one :class:`~codec.FrameEncoder` (made with
+    ``max_frame_size`` and ``deterministic``), handed to the
     sink whenever ``batch_size`` bytes are pending (0: after every frame) and
     at the end. An error (:class:`~codec.errors.EncodeError`,
     :class:`~codec.errors.FrameTooLargeError`, the iterator's) propagates
@@ -151,7 +153,7 @@ def write_frames(
     """
     write = _writer(sink)
     batch = checked_size("batch_size", batch_size)
-    encoder = FrameEncoder(max_frame_size)
+    encoder = FrameEncoder(max_frame_size, deterministic=deterministic)
     count = 0
     iterator = iter(messages)
     while True:

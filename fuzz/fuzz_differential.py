@@ -11,7 +11,8 @@ returns which case an input fell in (used for the agreement figures):
 * **same accept/reject**: codec accepts exactly when upb's ``FromString``
   accepts, except for the intended divergences below, which are recognised
   and named (every other difference is a finding);
-* **same content**: when both accept, ``codec.encode`` of codec's struct equals
+* **same content**: when both accept, ``codec.encode(..., deterministic=True)`` of
+  codec's struct equals
   upb's ``SerializePartialToString(deterministic=True)`` byte for byte (fields,
   values, map entries, unknown fields and their order).
 
@@ -109,7 +110,7 @@ def verdict(data: bytes) -> str:
         raise AssertionError(f"codec rejects what upb accepts: {error!r}: {where}")
     assert expected is not None, f"codec accepts what upb rejects: {where}"
     upb_bytes = deterministic(expected)
-    codec_bytes = codec.encode(decoded, partial=True)
+    codec_bytes = codec.encode(decoded, partial=True, deterministic=True)
     if codec_bytes == upb_bytes:
         return "both accept, same content"
     if has_unknown_map_entry(decoded):

@@ -11,8 +11,10 @@ are set on a google.protobuf message of the type.
 
 Properties checked by :func:`check` (see ``fuzz/README.md``):
 
-* ``codec.encode(s)`` equals upb's ``SerializePartialToString(deterministic=True)``
-  of the twin message, and ``encoded_size(s)`` is its length;
+* ``codec.encode(s, deterministic=True)`` equals upb's
+  ``SerializePartialToString(deterministic=True)`` of the twin message, and
+  ``encoded_size(s)`` is its length; ``codec.encode(s)``, maps in their own
+  order, is the same message to upb;
 * decode(encode(s)) encodes to the same bytes and (without NaNs) equals ``s``;
 * the bytes read by ``WireReader`` without error, fields in number order;
 * ``FrameEncoder.encode``, ``encode_frame_into`` and ``FrameDecoder(message_type=...)``
@@ -305,7 +307,10 @@ def check(data: bytes) -> None:
     encoded = codec.encode(message)
     assert codec.encoded_size(message) == len(encoded)
     expected = twin.SerializePartialToString(deterministic=True)
-    assert encoded == expected, f"codec {encoded.hex()} != upb {expected.hex()}: {message!r}"
+    in_order = codec.encode(message, True, True)
+    assert in_order == expected, f"codec {in_order.hex()} != upb {expected.hex()}: {message!r}"
+    reread = type(twin).FromString(encoded).SerializePartialToString(deterministic=True)
+    assert reread == expected, f"upb reads {encoded.hex()} as another message"
 
     decoded = codec.decode(cls, encoded)
     assert codec.encode(decoded) == encoded, f"decode -> encode changed {encoded.hex()}"

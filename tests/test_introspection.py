@@ -22,7 +22,10 @@ from codec.profiler import _recorder
 E = everything_pb2
 
 SIGNATURES = {
-    codec.FrameEncoder: "(max_frame_size: 'int' = 4194304, *, capacity: 'int' = 4096) -> 'None'",
+    codec.FrameEncoder: (
+        "(max_frame_size: 'int' = 4194304, *, capacity: 'int' = 4096,"
+        " deterministic: 'bool' = False) -> 'None'"
+    ),
     codec.FrameDecoder: (
         "(max_frame_size: 'int' = 4194304, *, strict: 'bool' = False, message_type: 'Any' = None, "
         "copy: 'bool' = False) -> 'None'"
@@ -100,7 +103,8 @@ def test_docstrings_are_as_written_without_c_signatures() -> None:
     assert found == []
     assert codec.encode.__doc__.startswith("The wire bytes")  # type: ignore[union-attr]
     signature = str(inspect.signature(codec.encode)).split(" ->")[0]  # uncompiled, with -> bytes
-    assert signature == "(message: 'Struct', partial: 'bool' = False)"
+    expected = "(message: 'Struct', partial: 'bool' = False, deterministic: 'bool' = False)"
+    assert signature == expected
 
 
 def test_a_struct_class_takes_its_fields_as_keywords() -> None:

@@ -40,7 +40,7 @@ Two sources of content, for every type:
 
 Then:
 
-(a) ``codec.encode(struct)`` is byte for byte upb's
+(a) ``codec.encode(struct, deterministic=True)`` is byte for byte upb's
     ``SerializeToString(deterministic=True)``, and ``codec.encoded_size``
     its length;
 (b) ``codec.decode`` of upb's own (not deterministic) bytes equals the
@@ -482,19 +482,20 @@ def parsed(text: str) -> Any:
 def check(upb_message: Any, value: Any, json_options: dict[str, Any]) -> None:
     name = upb_message.DESCRIPTOR.full_name
     expected = upb_message.SerializeToString(deterministic=True)
-    assert codec.encode(value) == expected, f"{name}: encode differs from upb"
+    assert codec.encode(value, deterministic=True) == expected, f"{name}: encode differs from upb"
     assert codec.encoded_size(value) == len(expected), f"{name}: encoded_size"
     assert_same_content(upb_message, value)  # what the constructor and setters stored
-    decoded = codec.decode(type(value), upb_message.SerializeToString())
+    wire = upb_message.SerializeToString()
+    decoded = codec.decode(type(value), wire)
     assert_same_content(upb_message, decoded)
     if not has_nan(upb_message):
         assert decoded == value, f"{name}: the decoded struct != the constructed one"
     # json_format writes a map in the order of upb's hash table, which hangs on the order
-    # the entries went in: the text is compared with upb's for the entries put in by key
-    # (as a parse of the deterministic encoding puts them), the content with the original's.
+    # the entries went in: the text is compared with upb's for the entries put in in the
+    # wire's order (as codec's decode keeps them), the content with the original's.
     mine = json_of(codec.to_json, decoded, json_options)
-    in_key_order = type(upb_message).FromString(expected)
-    assert mine == json_of(json_format.MessageToJson, in_key_order, json_options), name
+    in_wire_order = type(upb_message).FromString(wire)
+    assert mine == json_of(json_format.MessageToJson, in_wire_order, json_options), name
     theirs = json_of(json_format.MessageToJson, upb_message, json_options)
     assert parsed(mine) == parsed(theirs), f"{name}: to_json"
 

@@ -10,7 +10,7 @@ cdef extern from "Python.h":
     int PyObject_CheckBuffer(object obj)
     char *PyBytes_AS_STRING(object data)
 
-cdef object payload_of(object message, bint partial)
+cdef object payload_of(object message, bint partial, bint deterministic)
 @cython.locals(size=Py_ssize_t)
 cdef Py_ssize_t staged_size(object staged) except -1
 @cython.locals(size=Py_ssize_t, source=cython.p_uchar)
@@ -18,7 +18,7 @@ cdef Py_ssize_t write_staged(object staged, bytearray data, Py_ssize_t pos) exce
 cdef void release_staged(object staged) except *
 cdef bint _has_buffer(object value) noexcept
 @cython.locals(serialize=object)
-cdef bytes _serialized(object message, bint partial)
+cdef bytes _serialized(object message, bint partial, bint deterministic)
 cdef list _last_serializers
 @cython.locals(last=tuple, method=object)
 cdef object _serializer(type cls, bint partial)

@@ -53,15 +53,16 @@ if not cython.compiled:  # compiled, _dispatch.pxd cimports these
 COMPILED: bool = cython.compiled
 
 
-def payload_of(message: Any, partial: bool) -> Any:
+def payload_of(message: Any, partial: bool, deterministic: bool) -> Any:
     """``message`` staged to be framed: a struct's measured tape, bytes, or a byte view.
 
     ``partial`` skips the required-field check, as pb2's
-    ``SerializePartialToString`` does. Whoever stages a payload releases it
-    (:func:`release_staged`).
+    ``SerializePartialToString`` does; ``deterministic`` puts map entries in
+    upb's deterministic order, as pb2's ``deterministic=True`` does. Whoever
+    stages a payload releases it (:func:`release_staged`).
     """
     if isinstance(message, Struct):
-        return measure(message, partial)
+        return measure(message, partial, deterministic)
     if type(message) is bytes:
         return message
     if _has_buffer(message):
@@ -71,7 +72,7 @@ def payload_of(message: Any, partial: bool) -> Any:
             f"cannot encode the class {message.__name__} itself: expected a message,"
             f" such as {message.__name__}(...)"
         )
-    return _serialized(message, partial)
+    return _serialized(message, partial, deterministic)
 
 
 def staged_size(staged: Any) -> int:
@@ -117,10 +118,12 @@ def _has_buffer(value: object) -> bool:
     return True
 
 
-def _serialized(message: Any, partial: bool) -> bytes:
+def _serialized(message: Any, partial: bool, deterministic: bool) -> bytes:
     """A google.protobuf message serialized once (``partial``: as pb2's ``SerializePartial``)."""
     serialize = _serializer(type(message), partial)
     try:
+        if deterministic:
+            return serialize(message, deterministic=True)  # type: ignore[no-any-return]
         return serialize(message)  # type: ignore[no-any-return]
     except _ProtobufEncodeError as exc:  # e.g. a proto2 required field is missing
         raise EncodeError(str(exc)) from exc

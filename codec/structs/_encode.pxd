@@ -77,7 +77,7 @@ ctypedef struct Prefix:  # a length prefix left open (see _open_length)
     Py_ssize_t extra  # the tape's extra then
     Py_ssize_t count  # the tape's splices then: where its splice goes, if it needs one
 
-ctypedef struct MapItem:  # a map entry being sorted (see _sorted_dict)
+ctypedef struct MapItem:  # a map entry taken, and perhaps sorted (see _dict_entries)
     PyObject *key
     PyObject *value
     uint64_t number  # integer keys: the masked 64-bit pattern
@@ -97,6 +97,7 @@ cdef class Tape:
     cdef char *floor  # the lowest frame address nesting may reach (codec_stack_floor)
     cdef readonly Py_ssize_t size
     cdef readonly bint busy
+    cdef bint deterministic  # map entries in upb's deterministic order, else in the map's own
 
 cdef int _MAX_DEPTH
 cdef enum:  # the sizes of _encode.py, as constants
@@ -131,7 +132,7 @@ cdef int _hold(Tape tape, object owner) except -1
 @cython.locals(end=Py_ssize_t)
 cdef inline int _data(Tape tape, object owner, const char *data, Py_ssize_t size) except -1
 
-cpdef Tape measure(object message, bint partial)
+cpdef Tape measure(object message, bint partial, bint deterministic)
 @cython.locals(fields=object_ptr, i=Py_ssize_t, field=object_ptr)
 cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except -1
 @cython.locals(unknown=bytes)
@@ -163,8 +164,8 @@ cdef int _entry(Tape tape, FieldPlan field, object key, object item, int depth) 
 @cython.locals(count=Py_ssize_t, on_stack=MapItem[64], items=item_ptr,
                scratch=cython.p_void, taken=Py_ssize_t, index=Py_ssize_t, key=object_ptr,
                item=object_ptr, kind=int, mask=uint64_t, i=Py_ssize_t)
-cdef int _sorted_dict(Tape tape, FieldPlan field, MessagePlan plan, object mapping,
-                      int depth) except -1
+cdef int _dict_entries(Tape tape, FieldPlan field, MessagePlan plan, object mapping,
+                       int depth) except -1
 @cython.locals(i=Py_ssize_t, j=Py_ssize_t, current=MapItem)
 cdef inline void _sort_items(MapItem *items, Py_ssize_t count, item_order before) noexcept nogil
 @cython.locals(key=object, i=Py_ssize_t)
@@ -180,6 +181,6 @@ cdef int _number_before(const void *a, const void *b) noexcept nogil
 cdef Py_ssize_t _replay(Tape tape, uchar *out, Py_ssize_t pos) noexcept
 cdef Py_ssize_t write_tape(Tape tape, bytearray data, Py_ssize_t pos) noexcept
 @cython.locals(tape=Tape, out=bytes, data=bytearray)
-cpdef bytes encode(object message, bint partial=*)
+cpdef bytes encode(object message, bint partial=*, bint deterministic=*)
 @cython.locals(tape=Tape, size=Py_ssize_t)
 cpdef Py_ssize_t message_size(object message) except -1

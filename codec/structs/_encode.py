@@ -24,9 +24,10 @@ encode started while it is in use (from a value's ``__index__``, or by
 another thread) takes a fresh tape of its own. Its scratch bytes are about
 the size of the output, less the long strings, and a splice takes 24 bytes
 and a reference 8; a tape whose arrays grew past :data:`_KEPT_BYTES` in all
-gives them back when released. Map entries are
-sorted in upb's deterministic order in a C array, without a Python object
-made. A message's extensions are its extensions' struct, written inline
+gives them back when released. Map entries go out in the map's own order
+(a dict's: insertion), as pb2's default leaves it unspecified; with
+``deterministic``, sorted in upb's deterministic order in a C array, without
+a Python object made. A message's extensions are its extensions' struct, written inline
 after its fields (one test of the plan for a message type without any).
 Nesting is bounded by ``_MAX_DEPTH`` and by the C stack left in the
 thread (``codec.structs._struct.STACK_EXHAUSTED``).
@@ -142,6 +143,7 @@ class Tape:
     def __init__(self) -> None:
         self.size = 0  # of the output, once measured: the scratch bytes and what the splices add
         self.busy = False  # between measure() and release()
+        self.deterministic = False  # map entries in upb's order, else in the map's own
         if not cython.compiled:
             self.scratch = bytearray()
             self.used = self.room = 0
@@ -368,16 +370,19 @@ def _data(tape: Tape, owner: Any, data: Any, size: int) -> None:
 # --- the reading pass ----------------------------------------------------------
 
 
-def measure(message: Any, partial: bool) -> Tape:
+def measure(message: Any, partial: bool, deterministic: bool) -> Tape:
     """Read ``message`` onto a tape (its ``size`` the encoded size); :func:`release` it after.
 
     EncodeError for a value the field cannot hold, with the tape released,
-    and, unless ``partial``, for required fields that are not set.
+    and, unless ``partial``, for required fields that are not set. Map
+    entries are in upb's deterministic order if ``deterministic``, else in
+    each map's own.
     """
     plan = plan_of(message)
     if not partial and plan.required is not None:
         plan.required(message)
     tape = _taken()
+    tape.deterministic = deterministic
     try:
         _message(tape, plan, message, 0)
     except BaseException:
@@ -831,13 +836,21 @@ def _check_sequence(field: FieldPlan, plan: MessagePlan, value: Any) -> None:
 
 
 def _map(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: int) -> None:
-    """Put the entries of a map field on the tape in upb's order (see :func:`_map_order`)."""
+    """Put the entries of a map field on the tape: in the map's own order, or in upb's.
+
+    upb's order (see :func:`_map_order`) if the tape is ``deterministic``.
+    Either way the entries are taken first, so the Python code an entry's
+    value may run cannot change the map under the walk.
+    """
     if cython.compiled and isinstance(mapping, dict):  # a dict or Entries
-        _sorted_dict(tape, field, plan, mapping, depth)
+        _dict_entries(tape, field, plan, mapping, depth)
     elif not isinstance(mapping, dict) and not hasattr(mapping, "items"):
         raise _encode_error(field, plan, f"expected a dict, not {type(mapping).__name__}")
     else:
-        for key, item in sorted(mapping.items(), key=_map_order(field.map_key)):  # type: ignore[arg-type]
+        entries = list(mapping.items())
+        if tape.deterministic:
+            entries.sort(key=_map_order(field.map_key))  # type: ignore[arg-type]
+        for key, item in entries:
             _entry(tape, field, key, item, depth)
 
 
@@ -852,15 +865,18 @@ def _entry(tape: Tape, field: FieldPlan, key: Any, item: Any, depth: int) -> Non
     _close_length(tape, prefix)
 
 
-# Compiled, a dict's entries are sorted in a C array of MapItem (a key, its value
-# and what it sorts by): on the C stack for maps of up to _STACK_ITEMS entries,
-# else in memory from outside Python's allocator, freed at once. The array holds
-# references, so the Python code that reading an entry may run (a value's
-# __index__) cannot free a key or a value under it.
+# Compiled, a dict's entries are taken into a C array of MapItem (a key, its
+# value and what it sorts by), and sorted there when the tape is deterministic:
+# on the C stack for maps of up to _STACK_ITEMS entries, else in memory from
+# outside Python's allocator, freed at once. The array holds references, so the
+# Python code that reading an entry may run (a value's __index__) cannot free a
+# key or a value under it.
 
 
-def _sorted_dict(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: int) -> None:
-    """Compiled: put a dict's entries on the tape in upb's order."""
+def _dict_entries(
+    tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, depth: int
+) -> None:
+    """Compiled: put a dict's entries on the tape, in its own order or in upb's."""
     if cython.compiled:
         count = PyDict_Size(mapping)  # not len(): a subclass's __len__ would be Python code
         items = cython.cast(item_ptr, on_stack)
@@ -882,14 +898,15 @@ def _sorted_dict(tape: Tape, field: FieldPlan, plan: MessagePlan, mapping: Any, 
                 items[taken].key = key
                 items[taken].value = item
                 taken += 1
-            kind = field.map_key.kind
-            mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
-            for i in range(taken):  # may run Python code (a key's __index__)
-                _sort_value(cython.address(items[i]), kind == STRING, mask)
-            if kind == STRING:  # one call each: the order inlined in each
-                _sort_items(items, taken, _text_before)
-            else:
-                _sort_items(items, taken, _number_before)
+            if tape.deterministic:
+                kind = field.map_key.kind
+                mask = _MASK32 if kind in (INT32, UINT32, SINT32, FIXED32, SFIXED32) else _MASK64
+                for i in range(taken):  # may run Python code (a key's __index__)
+                    _sort_value(cython.address(items[i]), kind == STRING, mask)
+                if kind == STRING:  # one call each: the order inlined in each
+                    _sort_items(items, taken, _text_before)
+                else:
+                    _sort_items(items, taken, _number_before)
             for i in range(taken):
                 _entry(
                     tape,
@@ -1091,14 +1108,17 @@ def write_tape(tape: Tape, data: bytearray, pos: int) -> int:
     return _replay(tape, data, pos)
 
 
-def encode(message: Struct, partial: bool = False) -> bytes:
-    """The wire bytes of a struct (deterministic: equal to upb's deterministic output).
+def encode(message: Struct, partial: bool = False, deterministic: bool = False) -> bytes:
+    """The wire bytes of a struct.
 
-    EncodeError naming the required fields not set, unless ``partial``.
-    Compiled, the tape is written straight into the ``bytes`` object
-    returned, made at its exact size.
+    EncodeError naming the required fields not set, unless ``partial``. As
+    with pb2's ``SerializeToString``, the order of map entries is the maps'
+    own (a dict's insertion order) unless ``deterministic``, which gives
+    upb's deterministic order: then the bytes equal upb's
+    ``SerializeToString(deterministic=True)``. Compiled, the tape is written
+    straight into the ``bytes`` object returned, made at its exact size.
     """
-    tape = measure(message, partial)
+    tape = measure(message, partial, deterministic)
     try:
         if cython.compiled:
             out = PyBytes_FromStringAndSize(cython.NULL, tape.size)
@@ -1113,7 +1133,7 @@ def encode(message: Struct, partial: bool = False) -> bytes:
 
 def message_size(message: Struct) -> int:
     """Encoded size of a struct, in bytes (required fields set or not)."""
-    tape = measure(message, True)
+    tape = measure(message, True, False)
     size = tape.size
     release(tape)
     return size

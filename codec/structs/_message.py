@@ -76,14 +76,14 @@ class Message(Struct):
     def SerializeToString(self, *, deterministic: bool = False) -> bytes:
         """The wire bytes; ``EncodeError`` naming every required field that is not set.
 
-        Map entries are always in upb's deterministic order, whatever
-        ``deterministic`` says.
+        Map entries are in each map's own order, unless ``deterministic``
+        asks for upb's deterministic order.
         """
-        return encode(self)
+        return encode(self, False, deterministic)
 
     def SerializePartialToString(self, *, deterministic: bool = False) -> bytes:
-        """The wire bytes, required fields set or not."""
-        return encode(self, True)
+        """The wire bytes, required fields set or not; ``deterministic`` as above."""
+        return encode(self, True, deterministic)
 
     @classmethod
     def FromString(cls, data: Buffer) -> Self:

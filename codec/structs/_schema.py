@@ -31,8 +31,9 @@ is written to; repeated fields are lists with checked additions
 (:class:`~codec.structs._struct.Repeated`), maps dicts with checked writes
 (:class:`~codec.structs._struct.Entries`), unknown fields are kept
 as bytes and written last. Assignments are
-checked as pb2 checks them. Encoding is byte-identical to upb's
-``SerializeToString(deterministic=True)``.
+checked as pb2 checks them. Encoding with ``deterministic=True`` is
+byte-identical to upb's ``SerializeToString(deterministic=True)``; without
+it, map entries are in each map's own order, as pb2 leaves them.
 
 The extensions of a message type that its descriptor pool holds when its
 class is made become the fields of a second, hidden struct class (each

@@ -52,6 +52,7 @@ UNINITIALISED_CALLS: dict[str, str] = {
     "float": "o.float(1, 1.0)",
     "frame": "o.frame().__enter__()",
     "frame_in_progress": "o.frame_in_progress",
+    "deterministic": "o.deterministic",
     "get_buffer": "o.get_buffer(16)",
     "get_or_create": "o.get_or_create('a')",
     "getbuffer": "o.getbuffer()",

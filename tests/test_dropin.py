@@ -42,7 +42,9 @@ def _pb2_all_types() -> Any:
 
 
 def _same(struct: Any, message: Any) -> None:
-    assert struct.SerializeToString() == message.SerializeToString(deterministic=True)
+    assert struct.SerializeToString(deterministic=True) == message.SerializeToString(
+        deterministic=True
+    )
 
 
 # --- pb2's methods ------------------------------------------------------------------
@@ -52,7 +54,9 @@ def test_serialize_and_parse_as_pb2() -> None:
     message = _pb2_all_types()
     value = AllTypes.FromString(message.SerializeToString())
     _same(value, message)
-    assert value.SerializePartialToString() == message.SerializePartialToString(deterministic=True)
+    assert value.SerializePartialToString(deterministic=True) == message.SerializePartialToString(
+        deterministic=True
+    )
     assert value.ByteSize() == message.ByteSize()
     other = AllTypes(f_int64=3)
     assert other.ParseFromString(message.SerializeToString()) == message.ByteSize()

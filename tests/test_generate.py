@@ -351,7 +351,9 @@ def _full_chat(chat: ModuleType, user: ModuleType) -> Any:
 def test_encode_and_decode_as_pb2(chat_set: bytes, chat: ModuleType, user: ModuleType) -> None:
     message = _full_chat(chat, user)
     pb2 = _pb2_classes(chat_set)["dropin.ChatMessage"].FromString(message.SerializeToString())
-    assert message.SerializeToString() == pb2.SerializeToString(deterministic=True)
+    assert message.SerializeToString(deterministic=True) == pb2.SerializeToString(
+        deterministic=True
+    )
     assert chat.ChatMessage.FromString(pb2.SerializeToString()) == message
     assert pb2.WhichOneof("body") == "image" and pb2.mentions["ada"].joined.seconds == 9
     # the classes of a pool of their own, from the same descriptors, write the same bytes

@@ -1534,7 +1534,9 @@ def test_json_that_json_format_parses_gives_its_struct(levels: int) -> None:
     text = _nested_struct_json(levels)
     expected = json_format.Parse(text, struct_pb2.Struct())
     parsed = codec.from_json(S(struct_pb2.Struct), text)
-    assert codec.encode(parsed, True) == expected.SerializeToString(deterministic=True)
+    assert codec.encode(parsed, True, deterministic=True) == expected.SerializeToString(
+        deterministic=True
+    )
 
 
 def test_json_beyond_json_formats_limit_is_its_parse_error() -> None:

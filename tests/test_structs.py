@@ -107,7 +107,7 @@ def decode_like_upb(cls: Any, data: bytes, **options: Any) -> Any:
     """codec's decode of ``data``, checked against upb's parse of the same bytes."""
     decoded = codec.decode(S(cls), data, **options)
     expected = cls.FromString(data)
-    assert codec.encode(decoded, partial=True) == upb_bytes(expected)
+    assert codec.encode(decoded, partial=True, deterministic=True) == upb_bytes(expected)
     assert codec.to_pb2(decoded) == expected
     return decoded
 
@@ -155,7 +155,7 @@ def test_recursive_message_types() -> None:
         children=[E.Tree(value=3, right=E.Tree(value=4))],
         named={"x": E.Tree(value=5)},
     )
-    assert codec.encode(value) == upb_bytes(expected)
+    assert codec.encode(value, deterministic=True) == upb_bytes(expected)
 
 
 def _expected_names(module: Any) -> set[str]:
@@ -179,10 +179,10 @@ def test_load_structs(source: Any) -> None:
     message = E.AllTypes(f_string="x", f_inner=E.AllTypes.Inner(a=-1), m_bool_string={True: "t"})
     value = codec.decode(structs["everything.AllTypes"], message.SerializeToString())
     assert type(value.f_inner) is structs["everything.AllTypes.Inner"]
-    assert codec.encode(value) == upb_bytes(message)
+    assert codec.encode(value, deterministic=True) == upb_bytes(message)
     inner = structs["everything.AllTypes.Inner"]
     built = structs["everything.AllTypes"](f_string="x", f_inner=inner(a=-1))
-    assert codec.encode(built) == upb_bytes(
+    assert codec.encode(built, deterministic=True) == upb_bytes(
         E.AllTypes(f_string="x", f_inner=E.AllTypes.Inner(a=-1))
     )
 
@@ -284,7 +284,9 @@ def test_load_structs_of_descriptor_proto_decodes_descriptor_sets() -> None:
         "extensions_2023.proto",
     ]
     assert codec.to_pb2(decoded) == descriptor_pb2.FileDescriptorSet.FromString(data)
-    assert codec.encode(decoded) == upb_bytes(descriptor_pb2.FileDescriptorSet.FromString(data))
+    assert codec.encode(decoded, deterministic=True) == upb_bytes(
+        descriptor_pb2.FileDescriptorSet.FromString(data)
+    )
 
 
 # --- construction, defaults, eq, repr ---------------------------------------------------------
@@ -335,7 +337,7 @@ def test_unset_proto2_fields_read_their_declared_defaults() -> None:
 def test_a_field_set_to_its_default_is_present() -> None:
     value = S(L.Record)(count=7)
     assert value.HasField("count")
-    assert codec.encode(value, partial=True) == upb_bytes(L.Record(count=7))
+    assert codec.encode(value, partial=True, deterministic=True) == upb_bytes(L.Record(count=7))
     value.ClearField("count")
     assert not value.HasField("count") and value.count == 7
     assert codec.encode(value, partial=True) == b""
@@ -368,7 +370,7 @@ def test_keyword_construction_and_assignment() -> None:
         f_bytes=b"\x00\x01",
         f_inner=E.AllTypes.Inner(a=3),
     )
-    assert codec.encode(value) == upb_bytes(expected)
+    assert codec.encode(value, deterministic=True) == upb_bytes(expected)
 
 
 ASSIGNED = [
@@ -408,7 +410,9 @@ def test_assignment_checks_match_pb2(cls: Any) -> None:
             want = _outcome(lambda: setattr(theirs, field.name, value))  # noqa: B023
             if got != want:
                 different.append(f"{field.name} = {value!r}: {got}, pb2 {want}")
-            elif got == "accepted" and codec.encode(ours, partial=True) != upb_bytes(theirs):
+            elif got == "accepted" and codec.encode(
+                ours, partial=True, deterministic=True
+            ) != upb_bytes(theirs):
                 different.append(f"{field.name} = {value!r}: encodes differently")
     assert not different, "\n".join(different)
 
@@ -497,7 +501,9 @@ def test_wire_writer_and_structs_share_one_scalar_rule(cls: Any) -> None:
 
 def test_bytes_fields_take_any_bytes_like_object() -> None:
     value = S(E.AllTypes)(f_bytes=memoryview(b"ab"), r_bytes=[bytearray(b"c")])
-    assert codec.encode(value) == upb_bytes(E.AllTypes(f_bytes=b"ab", r_bytes=[b"c"]))
+    assert codec.encode(value, deterministic=True) == upb_bytes(
+        E.AllTypes(f_bytes=b"ab", r_bytes=[b"c"])
+    )
     with pytest.raises(TypeError, match="f_bytes"):
         value.f_bytes = "text"
 
@@ -646,7 +652,7 @@ def test_large_nested_lengths() -> None:
     )
     expected = upb_bytes(message)
     value = codec.from_pb2(message)
-    assert codec.encode(value) == expected
+    assert codec.encode(value, deterministic=True) == expected
     assert codec.encoded_size(value) == len(expected)
     assert codec.decode(S(E.AllTypes), expected) == value
     encoder = codec.FrameEncoder()
@@ -694,7 +700,7 @@ def test_encode_reads_each_value_once(via: str, levels: int) -> None:
     for v in counted:
         v.reads = 0
 
-    assert codec.encode(message) == expected
+    assert codec.encode(message, deterministic=True) == expected
     assert [v.reads for v in counted] == [1] * len(counted)
     encoder = codec.FrameEncoder()
     encoder.encode(message)
@@ -733,8 +739,8 @@ def test_fields_are_written_in_number_order() -> None:
 def test_encode_proto2_matches_upb(fields: dict[str, Any]) -> None:
     expected = L.Record(**fields)
     value = codec.from_pb2(expected)
-    assert codec.encode(value) == upb_bytes(expected)
-    assert codec.encode(S(L.Record)(**fields)) == upb_bytes(expected)
+    assert codec.encode(value, deterministic=True) == upb_bytes(expected)
+    assert codec.encode(S(L.Record)(**fields), deterministic=True) == upb_bytes(expected)
 
 
 def _editions_maps() -> Any:
@@ -761,7 +767,7 @@ def test_editions_maps_are_length_prefixed_and_messages_delimited() -> None:
     assert expected.startswith(b"\x0a")  # map field 1: a LEN tag (0x0b would be a group)
     cls = S(editions_pb2.Maps)
     value = codec.from_pb2(message)
-    assert codec.encode(value) == expected
+    assert codec.encode(value, deterministic=True) == expected
     assert codec.decode(cls, expected) == value
     assert codec.unknown_fields(value.string_self["inner"]) == b""
     assert value.u32_point[3].y == 2**40 and value.string_self["inner"].u32_point[1].x == 5
@@ -783,7 +789,7 @@ def test_encode_groups_matches_upb() -> None:
         entry=[S(L.WithGroups.Entry)(key="k", value=-1), S(L.WithGroups.Entry)(key="")],
         after=2,
     )
-    assert codec.encode(value) == upb_bytes(expected)
+    assert codec.encode(value, deterministic=True) == upb_bytes(expected)
     assert codec.encode(group(header=S(L.WithGroups.Header)())) == b"\x13\x14"
     decoded = decode_like_upb(L.WithGroups, upb_bytes(expected))
     assert decoded == value
@@ -820,7 +826,9 @@ def test_encode_numpy_arrays() -> None:
     )
     # A non-contiguous array.
     strided = np.arange(10, dtype=np.int32)[::3]
-    assert codec.encode(cls(p_int32=strided)) == upb_bytes(E.AllTypes(p_int32=[0, 3, 6, 9]))
+    assert codec.encode(cls(p_int32=strided), deterministic=True) == upb_bytes(
+        E.AllTypes(p_int32=[0, 3, 6, 9])
+    )
 
 
 def test_encode_numpy_array_out_of_range() -> None:
@@ -1020,12 +1028,12 @@ def test_setting_a_oneof_member_clears_the_others(fields: dict[str, Any]) -> Non
             expected.c_inner.SetInParent()
         else:
             setattr(expected, name, item)
-    assert codec.encode(value) == upb_bytes(expected)
+    assert codec.encode(value, deterministic=True) == upb_bytes(expected)
 
 
 def test_oneof_members_from_different_oneofs_are_fine() -> None:
     value = S(E.AllTypes)(c_uint32=1, k_fixed64=2)
-    assert codec.encode(value) == upb_bytes(E.AllTypes(c_uint32=1, k_fixed64=2))
+    assert codec.encode(value, deterministic=True) == upb_bytes(E.AllTypes(c_uint32=1, k_fixed64=2))
 
 
 # --- unknown fields -------------------------------------------------------------------------------
@@ -1041,7 +1049,7 @@ def test_unknown_fields_are_kept_in_order_and_written_last() -> None:
     assert codec.unknown_fields(decoded) == unknown
     assert isinstance(codec.unknown_fields(decoded), bytes)
     assert codec.encode(decoded) == b"\x08\x02" + unknown
-    assert codec.encode(decoded) == upb_bytes(E.CatInt32.FromString(data))
+    assert codec.encode(decoded, deterministic=True) == upb_bytes(E.CatInt32.FromString(data))
     assert codec.encoded_size(decoded) == len(data)
 
 
@@ -1134,7 +1142,7 @@ def test_presence_past_the_first_64_bits() -> None:
     assert not back.HasField("f130") and not back.HasField("f2")
     pb2 = codec.to_pb2(back)
     assert [f.name for f, _ in pb2.ListFields()] == ["f1", "f64", "f65", "f129", "f150"]
-    assert codec.encode(back) == upb_bytes(pb2)
+    assert codec.encode(back, deterministic=True) == upb_bytes(pb2)
     assert Wide() == Wide() and not Wide().HasField("f100")  # no words made by reading
 
 
@@ -1244,7 +1252,7 @@ def test_numpy_gives_packed_fields_as_arrays() -> None:
         assert isinstance(got, np.ndarray), name
         assert got.dtype == NUMPY_DTYPES[name], (name, got.dtype)
         assert got.tolist() == expected, name
-    assert codec.encode(decoded) == upb_bytes(message)
+    assert codec.encode(decoded, deterministic=True) == upb_bytes(message)
     plain = codec.decode(S(E.AllTypes), message.SerializeToString())
     assert all(isinstance(getattr(plain, name), list) for name in values)
 
@@ -1760,7 +1768,7 @@ def test_a_struct_whose_init_never_ran_is_an_empty_message() -> None:
     with pytest.raises(AttributeError):
         bare.f_int32  # noqa: B018  (an empty slot: nothing to read, nothing to crash)
     bare.f_int32 = 3
-    assert codec.encode(bare) == upb_bytes(E.AllTypes(f_int32=3))
+    assert codec.encode(bare, deterministic=True) == upb_bytes(E.AllTypes(f_int32=3))
     merged = codec.decode(cls, upb_bytes(E.AllTypes(f_string="x")))
     assert merged.f_string == "x"
 
@@ -1986,7 +1994,9 @@ def test_float_values_round_trip_through_float32() -> None:
     value = S(E.AllTypes)(f_float=0.1, p_float=[1e-50, 3.4e38])
     decoded = codec.decode(S(E.AllTypes), codec.encode(value))
     assert decoded.f_float == pystruct.unpack("<f", pystruct.pack("<f", 0.1))[0]
-    assert codec.encode(value) == upb_bytes(E.AllTypes(f_float=0.1, p_float=[1e-50, 3.4e38]))
+    assert codec.encode(value, deterministic=True) == upb_bytes(
+        E.AllTypes(f_float=0.1, p_float=[1e-50, 3.4e38])
+    )
 
 
 @pytest.mark.parametrize("numpy", [False, True])
@@ -1997,7 +2007,7 @@ def test_stray_closed_enum_value_keeps_its_full_varint(numpy: bool) -> None:
     data = bytes.fromhex("c2010a00ffffffffffffffff01")
     decoded = codec.decode(codec.struct(legacy_pb2.Record), data, numpy=numpy)
     expected = legacy_pb2.Record.FromString(data).SerializePartialToString(deterministic=True)
-    assert codec.encode(decoded, partial=True) == expected
+    assert codec.encode(decoded, partial=True, deterministic=True) == expected
     assert codec.unknown_fields(decoded) == bytes.fromhex("c00100c001ffffffffffffffff01")
 
 
@@ -2006,7 +2016,7 @@ def test_proto2_map_entry_without_key_or_value_reads_zero_values() -> None:
     data = bytes.fromhex("08 01 12 00 92 03 00")
     decoded = codec.decode(codec.struct(legacy_pb2.Record), data)
     expected = legacy_pb2.Record.FromString(data).SerializePartialToString(deterministic=True)
-    assert codec.encode(decoded, partial=True) == expected
+    assert codec.encode(decoded, partial=True, deterministic=True) == expected
 
 
 def test_valueless_map_entries_are_charged_for_the_structs_they_make() -> None:
@@ -2058,7 +2068,7 @@ def test_map_entries_read_directly_or_as_their_message_agree() -> None:
     odd = _entry(b"a", child, extra=b"\x18\x05") + _entry(b"b", b"")
     for data in (plain, odd):
         decoded = codec.decode(tree, data)
-        assert codec.encode(decoded) == upb_bytes(E.Tree.FromString(data))
+        assert codec.encode(decoded, deterministic=True) == upb_bytes(E.Tree.FromString(data))
     assert set(codec.decode(tree, odd).named) == {"b"}
     # What the direct path spent on the value it gave up is given back: the odd
     # entry costs two elements more than the plain one (its unknown field, and the

@@ -8,9 +8,9 @@ factor of two from one run to the next. Here each round times every peer of
 every row once, in turn, and a row's figure is the ratio of the peers' minimum
 (and median) over all rounds: load that lasts longer than a round weighs on all
 of them alike. The workloads and the peers are those of
-``bench_struct_workloads.py`` and ``bench_structs.py``; ratios are upb's time
-over codec's (> 1: codec is faster) and codec's over msgspec's (< 1 would be
-faster than msgspec).
+``bench_struct_workloads.py`` and ``bench_structs.py``; each ratio is a peer's
+time over codec's (> 1: codec is faster). upb is used at its best (a prefix
+table to encode, an inline prefix read to decode), its naive loop beside it.
 """
 
 from __future__ import annotations
@@ -26,13 +26,22 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
 import bench_struct_workloads as w
 import bench_structs as s
+import otlp
 import peers
-from jobs import codec_decode, codec_encode
+from jobs import best_decode, best_encode, codec_decode, codec_encode
 
 import codec
 import peerbench
 
 ENCODER = codec.FrameEncoder()
+SORTING_ENCODER = codec.FrameEncoder(deterministic=True)
+
+# W4: 100 OTLP trace export requests (otlp.py), framed.
+OTLP = otlp.requests(100)
+OTLP_STREAM = bytes(best_encode(OTLP))
+OTLP_STRUCTS = [codec.from_pb2(request) for request in OTLP]
+OTLP_DECODER = codec.Decoder(type(OTLP_STRUCTS[0]))
+OTLP_CLASS = type(OTLP[0])
 MSGSPEC_RECORDS = s.construct_all(s.SampleRecord)
 
 
@@ -42,10 +51,13 @@ def _msgpack_framed(objects: list[object]) -> None:
         w.MSGPACK.encode_into(obj, out, -1)
 
 
-# row -> peer -> the job (one call: the whole batch of the row)
+# row -> peer -> the job (one call: the whole batch of the row). "upb" is upb at its
+# best (jobs.best_encode / best_decode: a prefix table, an inline prefix read), "upb naive"
+# the README's loop; the deterministic row asks both for upb's sorted map order.
 ROWS: dict[str, dict[str, Callable[[], object]]] = {
     "W1 encode": {
-        "upb": lambda: peers.naive_encode(s.CORPUS.messages),
+        "upb": lambda: best_encode(s.CORPUS.messages),
+        "upb naive": lambda: peers.naive_encode(s.CORPUS.messages),
         "codec": lambda: codec_encode(ENCODER, s.STRUCTS),
         "msgspec": lambda: peers.msgspec_encode_into(s.CORPUS.records, w.MSGPACK),
     },
@@ -55,12 +67,18 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "msgspec": lambda: w.MSGPACK.encode(w.TRACE_MSGSPEC),
     },
     "W3 encode": {
-        "upb": lambda: peers.naive_encode(w.RECORDS),
+        "upb": lambda: best_encode(w.RECORDS),
+        "upb naive": lambda: peers.naive_encode(w.RECORDS),
         "codec": lambda: codec_encode(ENCODER, w.RECORD_STRUCTS),
         "msgspec": lambda: _msgpack_framed(w.RECORD_MSGSPEC),
     },
+    "W3 encode, deterministic": {
+        "upb": lambda: best_encode(w.RECORDS, deterministic=True),
+        "codec": lambda: codec_encode(SORTING_ENCODER, w.RECORD_STRUCTS),
+    },
     "W1 decode + read": {
-        "upb": lambda: w.read_samples(peers.naive_decode(w.SAMPLES.stream)),
+        "upb": lambda: w.read_samples(best_decode(w.SAMPLES.stream)),
+        "upb naive": lambda: w.read_samples(peers.naive_decode(w.SAMPLES.stream)),
         "codec": lambda: w.read_samples(codec_decode(w.SAMPLES.stream, w.SampleStruct)),
         "msgspec": lambda: w.read_samples([w.SAMPLE_DECODER.decode(p) for p in w.SAMPLE_MSGPACK]),
     },
@@ -70,11 +88,18 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "msgspec": lambda: w.read_trace(w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK)),
     },
     "W3 decode + read": {
-        "upb": lambda: w.read_records(codec_decode(w.RECORD_STREAM, peerbench.Record)),
+        "upb": lambda: w.read_records(best_decode(w.RECORD_STREAM, peerbench.Record)),
+        "upb naive": lambda: w.read_records(peers.naive_decode(w.RECORD_STREAM, peerbench.Record)),
         "codec": lambda: w.read_records(codec_decode(w.RECORD_STREAM, w.RECORD_DECODER)),
         "msgspec": lambda: w.read_records(
             [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK]
         ),
+    },
+    "W1 decode only": {
+        "upb": lambda: best_decode(w.SAMPLES.stream),
+        "upb naive": lambda: peers.naive_decode(w.SAMPLES.stream),
+        "codec": lambda: codec_decode(w.SAMPLES.stream, w.SampleStruct),
+        "msgspec": lambda: [w.SAMPLE_DECODER.decode(p) for p in w.SAMPLE_MSGPACK],
     },
     "W2 decode only": {
         "upb": lambda: peerbench.Trace.FromString(w.TRACE_BYTES),
@@ -82,9 +107,23 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "msgspec": lambda: w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK),
     },
     "W3 decode only": {
-        "upb": lambda: peers.naive_decode(w.RECORD_STREAM, peerbench.Record),
+        "upb": lambda: best_decode(w.RECORD_STREAM, peerbench.Record),
+        "upb naive": lambda: peers.naive_decode(w.RECORD_STREAM, peerbench.Record),
         "codec": lambda: codec_decode(w.RECORD_STREAM, w.RECORD_DECODER),
         "msgspec": lambda: [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK],
+    },
+    "W4 OTLP encode": {
+        "upb": lambda: best_encode(OTLP),
+        "upb naive": lambda: peers.naive_encode(OTLP),
+        "codec": lambda: codec_encode(ENCODER, OTLP_STRUCTS),
+    },
+    "W4 OTLP decode + read": {
+        "upb": lambda: otlp.read_requests(best_decode(OTLP_STREAM, OTLP_CLASS)),
+        "codec": lambda: otlp.read_requests(codec_decode(OTLP_STREAM, OTLP_DECODER)),
+    },
+    "W4 OTLP decode only": {
+        "upb": lambda: best_decode(OTLP_STREAM, OTLP_CLASS),
+        "codec": lambda: codec_decode(OTLP_STREAM, OTLP_DECODER),
     },
     "construct 1000 x 4 fields": {
         "upb": lambda: s.construct_all(peers.Sample),
@@ -108,24 +147,34 @@ def _timed(job: Callable[[], object], repeat: int) -> list[float]:
     return times
 
 
+def _check_w4() -> None:
+    """W4's peers do the same job: the same bytes (OTLP has no maps), the same fields read."""
+    assert bytes(codec_encode(ENCODER, OTLP_STRUCTS).getbuffer()) == OTLP_STREAM
+    expected = otlp.read_requests(OTLP)
+    assert otlp.read_requests(codec_decode(OTLP_STREAM, OTLP_DECODER)) == expected
+    assert otlp.read_requests(best_decode(OTLP_STREAM, OTLP_CLASS)) == expected
+
+
 def main(rounds: int) -> None:
+    _check_w4()
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
         for row, jobs in ROWS.items():
             for peer, job in jobs.items():
                 times.setdefault((row, peer), []).extend(_timed(job, 3))
-    print(f"{rounds} rounds; min (median) µs; upb ÷ codec; codec ÷ msgspec")
+    print(f"{rounds} rounds; each peer's min (median) in µs; then the ratios of their minima")
+    print("and medians: a peer's time ÷ codec's (> 1: codec is faster)")
     for row, jobs in ROWS.items():
         low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}
         mid = {peer: statistics.median(times[row, peer]) * 1e6 for peer in jobs}
-        print(
-            f"{row:26} upb {low['upb']:9.0f} ({mid['upb']:9.0f})  "
-            f"codec {low['codec']:9.0f} ({mid['codec']:9.0f})  "
-            f"msgspec {low['msgspec']:9.0f} ({mid['msgspec']:9.0f})  "
-            f"vs upb {low['upb'] / low['codec']:5.2f} ({mid['upb'] / mid['codec']:5.2f})  "
-            f"vs msgspec {low['codec'] / low['msgspec']:5.2f} "
-            f"({mid['codec'] / mid['msgspec']:5.2f})"
-        )
+        cells = [f"{peer} {low[peer]:.0f} ({mid[peer]:.0f})" for peer in jobs]
+        ratios = [
+            f"{peer} {low[peer] / low['codec']:.2f} ({mid[peer] / mid['codec']:.2f})"
+            for peer in jobs
+            if peer != "codec"
+        ]
+        print(f"{row:26} " + "  ".join(cells))
+        print(f"{'':26} ÷ codec: " + "  ".join(ratios))
 
 
 if __name__ == "__main__":

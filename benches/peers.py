@@ -12,6 +12,8 @@ too; they are re-exported here:
 
 * the naive framed encode loop (``SerializeToString`` + ``_VarintBytes`` +
   ``bytearray +=``) and its prefix+concat half for ready payloads;
+* upb framed at its best: one-byte prefixes from a table and an inline one-
+  or two-byte prefix read (``best_encode``, ``best_decode``);
 * the naive frame split loop (``_DecodeVarint32`` + slicing) and the naive
   typed decode (split + ``ParseFromString``);
 * upb ``SerializeToString()`` alone and ``ParseFromString()`` alone.
@@ -44,6 +46,8 @@ import msgspec
 from jobs import (
     Corpus,
     SampleTuple,
+    best_decode,
+    best_encode,
     naive_decode,
     naive_encode,
     naive_prefix_concat,
@@ -58,6 +62,8 @@ from peerbench import Sample, sample
 __all__ = [
     "Corpus",
     "Sample",
+    "best_decode",
+    "best_encode",
     "delimited_decode",
     "delimited_encode",
     "msgspec_encode_into",

@@ -632,7 +632,7 @@ class FrameDecoder(ReceiveWindow):
 if not cython.compiled:
     from codec._pure import fields_as_allocated
 
-    fields_as_allocated(FrameEncoder, _max_frame_size=0)
+    fields_as_allocated(FrameEncoder, _max_frame_size=0, _deterministic=False)
     fields_as_allocated(
         FrameDecoder,
         _max_frame_size=0,

@@ -156,6 +156,8 @@ def _check_w4() -> None:
 
 
 def main(rounds: int) -> None:
+    if not codec.COMPILED:
+        sys.exit("interleaved_structs.py times the compiled core: build it first")
     _check_w4()
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):

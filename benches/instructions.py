@@ -46,9 +46,9 @@ def _w2_encode_upb() -> Callable[[], object]:
     return trace.SerializeToString  # type: ignore[no-any-return]
 
 
-def _w3_encode() -> Callable[[], object]:
+def _w3_encode(deterministic: bool = False) -> Callable[[], object]:
     records = [codec.from_pb2(m) for m in peerbench.records(1000)]
-    encoder = codec.FrameEncoder()
+    encoder = codec.FrameEncoder(deterministic=deterministic)
 
     def batch() -> None:
         encoder.clear()
@@ -167,6 +167,7 @@ WORKLOADS = {
     "W2-decode": _w2_decode,
     "W2-read": _w2_read,
     "W3-encode": _w3_encode,
+    "W3-encode-deterministic": lambda: _w3_encode(True),
     "W3-decode": _w3_decode,
     "construct": _construct,
 }

@@ -62,7 +62,7 @@ import pytest
 pytest.importorskip("grpc_tools", reason="the schemas are compiled with grpcio-tools")
 
 from google.protobuf.descriptor import FieldDescriptor as FD
-from helpers.deep import nested
+from helpers.deep import map_levels, nested
 from helpers.heap import peak_after_warm_up
 from helpers.uninitialised import (
     UNINITIALISED_CALLS,
@@ -349,15 +349,6 @@ def check_outcome(expect: Any, result: Any) -> None:
 
 
 # --- the vectors ----------------------------------------------------------------------------------
-
-
-def map_levels(levels: int) -> bytes:
-    """Tree.named (field 5) nested ``levels`` deep: entry {key "", value Tree{...}}."""
-    payload = b""
-    for _ in range(levels):
-        entry = b"\x12" + varint(len(payload)) + payload
-        payload = b"\x2a" + varint(len(entry)) + entry
-    return payload
 
 
 def struct_is(cls: Any, **values: Any) -> Callable[[Any], bool]:

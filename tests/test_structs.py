@@ -61,7 +61,7 @@ pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files 
 from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
-from helpers.deep import nested
+from helpers.deep import map_levels, nested
 from helpers.heap import peak_after_warm_up
 from helpers.unchecked import unchecked
 from hypothesis import given
@@ -1622,15 +1622,6 @@ def _tree_levels(field: bytes, levels: int) -> bytes:
     return nested(levels, field=field)[0]
 
 
-def _map_levels(levels: int) -> bytes:
-    # Tree.named = 5: entry {key = "", value (2) = Tree{...}}
-    payload = b""
-    for _ in range(levels):
-        entry = b"\x12" + varint(len(payload)) + payload
-        payload = b"\x2a" + varint(len(entry)) + entry
-    return payload
-
-
 DEEP = 100_000
 
 
@@ -1642,7 +1633,7 @@ DEEP = 100_000
         pytest.param(
             E.Tree, lambda: _tree_levels(b"\x22", DEEP), DepthLimitError, id="repeated-field"
         ),
-        pytest.param(E.Tree, lambda: _map_levels(5_000), DepthLimitError, id="map-value"),
+        pytest.param(E.Tree, lambda: map_levels(5_000), DepthLimitError, id="map-value"),
         pytest.param(
             E.CatInt32, lambda: b"\x13" * DEEP + b"\x14" * DEEP, DepthLimitError, id="groups"
         ),

@@ -1,7 +1,8 @@
 """Messages nested as deep as a test asks, for the depth limits of every decoder.
 
 :func:`nested` builds ``levels`` messages, each the only field of its parent,
-inside out in linear time, so 100,000 levels are cheap.
+inside out in linear time, so 100,000 levels are cheap; :func:`map_levels`
+nests them through a map instead.
 """
 
 from __future__ import annotations
@@ -26,3 +27,12 @@ def nested(levels: int, field: bytes = b"\x0a", inner: bytes = b"") -> tuple[byt
         offsets.append(position)
         position += len(header)
     return b"".join(headers) + inner, offsets
+
+
+def map_levels(levels: int) -> bytes:
+    """``everything.Tree.named`` (field 5) nested ``levels`` deep: entry {key "", value Tree}."""
+    payload = b""
+    for _ in range(levels):
+        entry = b"\x12" + varint(len(payload)) + payload  # the value (field 2), a Tree
+        payload = b"\x2a" + varint(len(entry)) + entry
+    return payload

@@ -53,7 +53,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -477,6 +477,12 @@ MESSAGE_VECTORS = [
       E.CatString),
     V("V4", "padded-size-10-bytes-nested", MSG, h("0a 0b 0a" + " 80" * 9 + " 00"),
       Err(WireFormatError, 3), E.CatNested),
+    V("V4", "padded-unknown-size", MSG, h("12" + " 80" * 9 + " 00"), Err(WireFormatError, 1),
+      E.CatInt32),
+    V("V4", "padded-packed-size", MSG, h("0a 81 80 80 80 80 00 01"), Err(WireFormatError, 1),
+      E.CatPackedInt32),
+    V("V4", "padded-size-of-a-group-schema", MSG, h("0a" + " 80" * 9 + " 00"),
+      Err(WireFormatError, 1), L.WithGroups),
     V("V5", "int32-2p33", MSG, h("08 80 80 80 80 20"), Ok(struct_is(E.CatInt32, value=0)),
       E.CatInt32,
       per_api={"WireReader": Ok([(1, 0, 2**33)])}),
@@ -558,6 +564,10 @@ MESSAGE_VECTORS = [
       E.CatString),
     V("P1", "empty-bytes-past-end", MSG, h("12 01"), Err(TruncatedError, 1), E.CatString),
     V("P1", "unknown-len-past-end", MSG, h("12 05 61 62 63"), Err(TruncatedError, 1), E.CatInt32),
+    V("P1", "len-2p32-past-end", MSG, h("0a 80 80 80 80 10"), Err(TruncatedError, 1),
+      E.CatString),
+    V("P1", "past-the-parent-end", MSG, h("0a 03 12 05 61 62 63"), Err(TruncatedError, 3),
+      E.CatNested),
     V("P2", "fixed32", MSG, h("0d 61 62 63"), Err(TruncatedError, 1), E.CatFixed32),
     V("P2", "fixed64", MSG, h("09 61 62 63 64 65 66 67"), Err(TruncatedError, 1), E.CatFixed64),
     V("P2", "unknown-fixed32", MSG, h("15 61 62 63"), Err(TruncatedError, 1), E.CatInt32),
@@ -572,12 +582,28 @@ MESSAGE_VECTORS = [
       E.CatPackedInt32),
     V("P5", "second-element-truncated", MSG, h("0a 02 01 80"), Err(TruncatedError, 3),
       E.CatPackedInt32),
+    V("P5", "varint-cut-by-the-run-end", MSG, h("0a 02 01 80 01"), Err(TruncatedError, 3),
+      E.CatPackedInt32),
     V("P6", "invalid-utf8", MSG, h("72 04 a0 b0 c0 d0"), Err(DecodeError, 2), E.AllTypes,
       per_api={"WireReader": Ok([(14, 2, h("a0 b0 c0 d0"))])}),
     V("P6", "surrogate", MSG, h("0a 03 ed a0 80"), Err(DecodeError, 2), E.CatString,
       per_api={"WireReader": Ok([(1, 2, h("ed a0 80"))])}),
     V("P6", "overlong", MSG, h("0a 02 c0 80"), Err(DecodeError, 2), E.CatString,
       per_api={"WireReader": Ok([(1, 2, h("c0 80"))])}),
+    V("P6", "above-u10ffff", MSG, h("0a 04 f4 90 80 80"), Err(DecodeError, 2), E.CatString,
+      per_api={"WireReader": Ok([(1, 2, h("f4 90 80 80"))])}),
+    V("P6", "the-second-value", MSG, h("0a 01 61 0a 01 ff"), Err(DecodeError, 5), E.CatString,
+      per_api={"WireReader": Ok([(1, 2, b"a"), (1, 2, b"\xff")])}),
+    V("P6", "repeated", MSG, h("8a 05 01 ff"), Err(DecodeError, 3), E.AllTypes,
+      per_api={"WireReader": Ok([(81, 2, b"\xff")])}),
+    V("P6", "oneof", MSG, h("82 07 01 ff"), Err(DecodeError, 3), E.AllTypes,
+      per_api={"WireReader": Ok([(112, 2, b"\xff")])}),
+    V("P6", "map-key", MSG, h("b2 06 03 0a 01 ff"), Err(DecodeError, 5), E.AllTypes,
+      per_api={"WireReader": Ok([(102, 2, [(1, 2, b"\xff")])])}),
+    V("P6", "map-value", MSG, h("b2 06 03 12 01 ff"), Err(DecodeError, 5), E.AllTypes,
+      per_api={"WireReader": Ok([(102, 2, [(2, 2, b"\xff")])])}),
+    V("P6", "nested", MSG, h("92 01 03 1a 01 ff"), Err(DecodeError, 5), E.AllTypes,
+      per_api={"WireReader": Ok([(18, 2, [(3, 2, b"\xff")])])}),
     V("P7", "last-value-wins", MSG, h("08 01 08 02"), Ok(struct_is(E.CatInt32, value=2)),
       E.CatInt32,
       per_api={"WireReader": Ok([(1, 0, 1), (1, 0, 2)])}),
@@ -647,6 +673,25 @@ def test_matrix_size() -> None:
     layers = {layer: sum(v.layer == layer for v in VECTORS) for layer in APIS}
     assert len(CASES) >= 3 * len(MESSAGE_VECTORS) + len(VARINT_VECTORS)
     assert all(layers.values()), layers
+
+
+#: Rejected message vectors that upb accepts: the intended divergences.
+UPB_ACCEPTS = {"V3-overflowing-value": "upb drops the bits above 64 (docs/bad-inputs.md)"}
+
+
+@pytest.mark.parametrize(
+    "vector",
+    [pytest.param(v, id=v.id) for v in MESSAGE_VECTORS if isinstance(v.expect, Err)],
+)
+def test_a_rejected_message_is_rejected_from_any_buffer_and_by_upb(vector: Vector) -> None:
+    """The same error from bytes, bytearray and memoryview; upb, the reference, agrees."""
+    for buffer in (bytearray(vector.data), memoryview(vector.data)):
+        vector.expect.check(api_decode(replace(vector, data=buffer)))
+    if vector.id in UPB_ACCEPTS:
+        vector.schema.FromString(vector.data)
+    else:
+        with pytest.raises(Exception, match="Error parsing message"):
+            vector.schema.FromString(vector.data)
 
 
 # --- I3 / I4: nothing else escapes; the same checks on every path ---------------------------------

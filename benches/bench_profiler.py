@@ -216,13 +216,7 @@ class SimulatedTrack:
         """The scopes recorded since the last call, as a track's columns."""
         ids, starts, durations, depths = zip(*self._rows, strict=True)
         self._rows = []
-        return TrackScopes(
-            track_ref,
-            np.array(ids, dtype=np.uint32),
-            np.array(starts, dtype=np.int64),
-            np.array(durations, dtype=np.int64),
-            np.array(depths, dtype=np.uint8),
-        )
+        return TrackScopes.from_sequences(track_ref, ids, starts, durations, depths)
 
 
 def sleep_ms(track: SimulatedTrack, ms: int) -> None:

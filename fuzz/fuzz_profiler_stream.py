@@ -98,13 +98,8 @@ Key = tuple[Any, ...]
 def _track(
     ref: int, ids: list[int], gaps: list[int], durations: list[int], depth: list[int], base: int
 ) -> model.TrackScopes:
-    return model.TrackScopes(
-        ref,
-        numpy.array(ids, dtype=numpy.uint32),
-        base + numpy.cumsum(numpy.array(gaps, dtype=numpy.int64)),
-        numpy.array(durations, dtype=numpy.int64),
-        numpy.array(depth, dtype=numpy.uint8),
-    )
+    starts = base + numpy.cumsum(numpy.array(gaps, dtype=numpy.int64))
+    return model.TrackScopes.from_sequences(ref, ids, starts, durations, depth)
 
 
 def _registry(names: Iterable[str], tracks: Iterable[str]) -> model.Registry:

@@ -142,6 +142,16 @@ def test_an_open_top_level_scope_goes_to_a_later_frame() -> None:
     assert [names(receiver, t) for t in frames[0].tracks] == [["long", "child", "short"]]
 
 
+def test_a_track_from_sequences_stores_each_column_in_its_dtype() -> None:
+    track = TrackScopes.from_sequences(3, [1, 2**32 - 1], range(2), (5, 1), [0, 255])
+    columns = (track.scope_id, track.start_ns, track.duration_ns, track.depth)
+    assert [c.dtype for c in columns] == [numpy.uint32, numpy.int64, numpy.int64, numpy.uint8]
+    assert [c.tolist() for c in columns] == [[1, 2**32 - 1], [0, 1], [5, 1], [0, 255]]
+    assert (track.track_ref, len(track)) == (3, 2)
+    with pytest.raises(OverflowError):
+        TrackScopes.from_sequences(3, [1], [0], [1], [256])
+
+
 def test_each_thread_is_a_track_named_after_it() -> None:
     profiler = Profiler()
     sink, _ = stream_of(profiler)

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.nesting import track_scopes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -71,7 +70,7 @@ def nested_track(track_ref: int, scope_ids: Sequence[int], depths: Sequence[int]
         open_scopes.append(i)
     while open_scopes:
         close()
-    return track_scopes(track_ref, scope_ids, starts, durations, depths)
+    return TrackScopes.from_sequences(track_ref, scope_ids, starts, durations, depths)
 
 
 def naive_parents(depths: Sequence[int]) -> list[int]:
@@ -124,14 +123,14 @@ def frames() -> list[Frame]:
         T0,
         2000,
         (
-            track_scopes(
+            TrackScopes.from_sequences(
                 1,
                 [1, 2, 3, 3],
                 [T0, T0 + 100, T0 + 200, T0 + 500],
                 [1000, 300, 50, 400],
                 [0, 1, 2, 1],
             ),
-            track_scopes(2, [3], [T0 + 1200], [700], [0]),
+            TrackScopes.from_sequences(2, [3], [T0 + 1200], [700], [0]),
         ),
     )
     #  update [T0+2000, +600) self 600; main_loop [T0+2700, +200) self 200
@@ -139,7 +138,7 @@ def frames() -> list[Frame]:
         1,
         T0 + 2000,
         1000,
-        (track_scopes(1, [2, 1], [T0 + 2000, T0 + 2700], [600, 200], [0, 0]),),
+        (TrackScopes.from_sequences(1, [2, 1], [T0 + 2000, T0 + 2700], [600, 200], [0, 0]),),
     )
     return [first, second]
 
@@ -201,7 +200,7 @@ def test_parents_of_a_large_bushy_tree() -> None:
 
 def test_parents_of_a_known_tree() -> None:
     depths = [0, 1, 2, 2, 1, 2, 3, 0, 1]
-    track = track_scopes(1, [1] * 9, range(9), [1] * 9, depths)
+    track = TrackScopes.from_sequences(1, [1] * 9, range(9), [1] * 9, depths)
     assert scope_parents(track).tolist() == [-1, 0, 1, 1, 0, 4, 5, -1, 7]
 
 
@@ -213,7 +212,7 @@ def test_a_chain_to_the_deepest_uint8_level() -> None:
 
 
 def test_an_empty_track_has_no_parents() -> None:
-    track = track_scopes(1, [], [], [], [])
+    track = TrackScopes.from_sequences(1, [], [], [], [])
     assert scope_parents(track).tolist() == []
     assert self_times(track).tolist() == []
 
@@ -228,7 +227,9 @@ def test_an_empty_track_has_no_parents() -> None:
     ],
 )
 def test_bad_depth_columns_are_stream_errors(depths: list[int], message: str) -> None:
-    track = track_scopes(5, [1] * len(depths), range(len(depths)), [1] * len(depths), depths)
+    track = TrackScopes.from_sequences(
+        5, [1] * len(depths), range(len(depths)), [1] * len(depths), depths
+    )
     with pytest.raises(StreamError, match=f"track 5: {message}"):
         scope_parents(track)
 
@@ -308,10 +309,10 @@ def test_chrome_trace_of_no_frames(registry: Registry) -> None:
 
 
 def test_chrome_trace_refuses_undefined_ids(registry: Registry) -> None:
-    unknown_scope = Frame(0, T0, 1, (track_scopes(1, [9], [T0], [1], [0]),))
+    unknown_scope = Frame(0, T0, 1, (TrackScopes.from_sequences(1, [9], [T0], [1], [0]),))
     with pytest.raises(StreamError, match="scope id 9"):
         chrome_trace([unknown_scope], registry)
-    unknown_track = Frame(0, T0, 1, (track_scopes(7, [1], [T0], [1], [0]),))
+    unknown_track = Frame(0, T0, 1, (TrackScopes.from_sequences(7, [1], [T0], [1], [0]),))
     with pytest.raises(StreamError, match="track 7"):
         chrome_trace([unknown_track], registry)
 
@@ -320,7 +321,10 @@ def test_write_chrome_trace_to_a_path_and_a_file(
     registry: Registry, frames: list[Frame], tmp_path: Path
 ) -> None:
     registry.add_scope("naïve µs")
-    frames = [*frames, Frame(2, T0 + 3000, 1, (track_scopes(1, [4], [T0 + 3000], [5], [0]),))]
+    frames = [
+        *frames,
+        Frame(2, T0 + 3000, 1, (TrackScopes.from_sequences(1, [4], [T0 + 3000], [5], [0]),)),
+    ]
     path = tmp_path / "trace.json"
     write_chrome_trace(frames, registry, path)
     text = io.StringIO()
@@ -352,7 +356,7 @@ def test_summary_ties_go_to_the_lower_id() -> None:
     registry = Registry()
     for name in "abc":
         registry.add_scope(name)
-    track = track_scopes(1, [3, 1, 2], [T0, T0 + 1, T0 + 2], [5, 5, 5], [0, 0, 0])
+    track = TrackScopes.from_sequences(1, [3, 1, 2], [T0, T0 + 1, T0 + 2], [5, 5, 5], [0, 0, 0])
     assert [s.scope.name for s in summary([Frame(0, T0, 1, (track,))], registry)] == list("abc")
 
 
@@ -384,7 +388,7 @@ def test_chrome_json_size_is_the_compact_x_events(registry: Registry, frames: li
 
 def test_puffin_stream_bytes_of_two_nested_scopes() -> None:
     # puffin's own profile_macros_test: two nested scopes without data are 62 bytes
-    track = track_scopes(3, [7, 8], [T0, T0 + 5], [100, 20], [0, 1])
+    track = TrackScopes.from_sequences(3, [7, 8], [T0, T0 + 5], [100, 20], [0, 1])
     buffer = bytearray(80)
     assert write_puffin_track(buffer, 4, track) == 4 + 62
     assert bytes(buffer[:4]) == bytes(4)
@@ -420,6 +424,6 @@ def test_puffin_stream_is_31_bytes_a_scope(frame_tracks: list[list[list[int]]]) 
 
 
 def test_puffin_stream_refuses_bad_depths() -> None:
-    track = track_scopes(1, [1, 1], [T0, T0 + 1], [5, 1], [0, 2])
+    track = TrackScopes.from_sequences(1, [1, 1], [T0, T0 + 1], [5, 1], [0, 2])
     with pytest.raises(StreamError, match="depth 2 after depth 0"):
         puffin_stream_size([Frame(0, T0, 1, (track,))])

@@ -10,7 +10,6 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import numpy
 import pytest
 
 from codec import FrameEncoder
@@ -124,12 +123,8 @@ def write_capture(path: Path, frames: int) -> None:
     for index in range(1, frames + 1):
         start = 10**12 + index * 10**6
         tracks = tuple(
-            TrackScopes(
-                ref,
-                numpy.array([1, 2, 3], dtype=numpy.uint32),
-                numpy.array([start, start + 10, start + 500], dtype=numpy.int64),
-                numpy.array([1000, 400, 300], dtype=numpy.int64),
-                numpy.array([0, 1, 1], dtype=numpy.uint8),
+            TrackScopes.from_sequences(
+                ref, [1, 2, 3], [start, start + 10, start + 500], [1000, 400, 300], [0, 1, 1]
             )
             for ref in (1, 2)
         )

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.nesting import nested_track, pre_order, track_scopes
+from helpers.nesting import nested_track, pre_order
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -356,13 +356,8 @@ def test_a_cut_capture_exports_the_frames_it_holds(tmp_path: Path) -> None:
 def test_timestamps_of_every_varint_size_frame_their_packets_right() -> None:
     registry = sample_registry()
     edges = sorted({0, 2**63 - 2, *(2 ** (7 * n) + d for n in range(1, 9) for d in (-1, 0))})
-    track = TrackScopes(
-        1,
-        np.ones(len(edges), dtype=np.uint32),
-        np.array(edges, dtype=np.int64),
-        np.array([1] * (len(edges) - 1) + [0], dtype=np.int64),
-        np.zeros(len(edges), dtype=np.uint8),
-    )
+    n = len(edges)
+    track = TrackScopes.from_sequences(1, [1] * n, edges, [1] * (n - 1) + [0], [0] * n)
     trace = read_trace(exported([Frame(1, 0, 2**63 - 2, (track,))], registry))
     got = [(s.begin, s.end) for s in trace.slices[trace.track_named("main")]]
     assert got == [(t, t + 1) for t in edges[:-1]] + [(edges[-1], edges[-1])]
@@ -370,7 +365,7 @@ def test_timestamps_of_every_varint_size_frame_their_packets_right() -> None:
 
 def test_empty_tracks_and_frames_are_written_without_slices() -> None:
     registry = sample_registry()
-    empty = TrackScopes(1, *(np.zeros(0, dtype=t) for t in ("u4", "i8", "i8", "u1")))
+    empty = TrackScopes.from_sequences(1, [], [], [], [])
     trace = read_trace(exported([Frame(1, T0, 0, (empty,)), Frame(2, T0, 5, ())], registry))
     assert [s.name for s in trace.slices[trace.track_named("frames")]] == ["frame 1", "frame 2"]
     assert "main" not in {t.name for t in trace.tracks.values()}  # no scopes: no track
@@ -473,7 +468,7 @@ def test_a_negative_time_raises_an_encode_error_and_writes_none_of_the_frame() -
 def track_of(track_ref: int, starts: list[int], durations: list[int]) -> TrackScopes:
     """Top-level scopes of scope id 1 at ``starts``, lasting ``durations``."""
     count = len(starts)
-    return track_scopes(track_ref, [1] * count, starts, durations, [0] * count)
+    return TrackScopes.from_sequences(track_ref, [1] * count, starts, durations, [0] * count)
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
 
+import numpy
+
 from codec.errors import StreamError
 
 
@@ -92,6 +94,24 @@ class TrackScopes:
     start_ns: Any
     duration_ns: Any
     depth: Any
+
+    @classmethod
+    def from_sequences(
+        cls,
+        track_ref: int,
+        scope_id: Sequence[int],
+        start_ns: Sequence[int],
+        duration_ns: Sequence[int],
+        depth: Sequence[int],
+    ) -> TrackScopes:
+        """A track from any sequences of integers, each made a column of the dtype above."""
+        return cls(
+            track_ref,
+            numpy.asarray(scope_id, dtype=numpy.uint32),
+            numpy.asarray(start_ns, dtype=numpy.int64),
+            numpy.asarray(duration_ns, dtype=numpy.int64),
+            numpy.asarray(depth, dtype=numpy.uint8),
+        )
 
     def __len__(self) -> int:
         return len(self.scope_id)

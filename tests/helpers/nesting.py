@@ -1,33 +1,11 @@
-"""Scopes that nest as a test says: depths in pre-order, and a track of a frame built from them.
-
-:func:`track_scopes` makes a track from its four columns given as plain lists.
-"""
+"""Scopes that nest as a test says: depths in pre-order, and a track of a frame built from them."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
 
-import numpy as np
-
 from codec.profiler import TrackScopes
-
-
-def track_scopes(
-    track_ref: int,
-    ids: Sequence[int],
-    starts: Sequence[int],
-    durations: Sequence[int],
-    depths: Sequence[int],
-) -> TrackScopes:
-    """A track of scopes from its columns, each converted to the dtype a track stores."""
-    return TrackScopes(
-        track_ref,
-        np.array(ids, dtype=np.uint32),
-        np.array(starts, dtype=np.int64),
-        np.array(durations, dtype=np.int64),
-        np.array(depths, dtype=np.uint8),
-    )
 
 
 def nested_track(track_ref: int, ids: Sequence[int], depths: Sequence[int], start: int,
@@ -53,7 +31,7 @@ def nested_track(track_ref: int, ids: Sequence[int], depths: Sequence[int], star
     while open_rows:
         close()
     durations = [end - begin for begin, end in zip(starts, ends, strict=True)]
-    return track_scopes(track_ref, ids, starts, durations, depths)
+    return TrackScopes.from_sequences(track_ref, ids, starts, durations, depths)
 
 
 def pre_order(raw: list[int]) -> list[int]:

@@ -54,15 +54,7 @@ def build_frames(raw: list[list[Any]], base: int) -> list[Frame]:
             for step in steps[1:]:
                 depth.append(depth[-1] + 1 if step else 0)
             starts = base + numpy.cumsum(numpy.array(gaps, dtype=numpy.int64))
-            built.append(
-                TrackScopes(
-                    track_ref,
-                    numpy.array(ids, dtype=numpy.uint32),
-                    starts,
-                    numpy.array(durations, dtype=numpy.int64),
-                    numpy.array(depth, dtype=numpy.uint8),
-                )
-            )
+            built.append(TrackScopes.from_sequences(track_ref, ids, starts, durations, depth))
         start = min(int(t.start_ns[0]) for t in built)
         frames.append(Frame(index, start, 12345, tuple(built)))
     return frames

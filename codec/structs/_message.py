@@ -308,13 +308,23 @@ def _set_fields(message: Any) -> list[tuple[FieldDescriptor, Any]]:
     for field in type(message).__plan__.fields:
         if field.has_bit >= 0 and not Struct.HasField(message, field.name):
             continue  # unset (and a sub-message is not read: that would make its default)
-        value = getattr(message, field.name)
         if field.repeated:
-            if len(value):
-                listed.append((by_number[field.number], value))
-        elif field.has_bit >= 0 or value != field.default or negative_zero(value):
+            if _held_elements(message, field):  # an empty one is not made by reading it
+                listed.append((by_number[field.number], getattr(message, field.name)))
+            continue
+        value = getattr(message, field.name)
+        if field.has_bit >= 0 or value != field.default or negative_zero(value):
             listed.append((by_number[field.number], value))
     return listed
+
+
+def _held_elements(message: Any, field: Any) -> int:
+    """How many elements a repeated or map field holds, read from its slot as it is."""
+    try:
+        held = field.member.__get__(message, None)
+    except AttributeError:  # its container was never made
+        return 0
+    return 0 if held is None else len(held)
 
 
 def _missing(message: Any) -> list[str]:

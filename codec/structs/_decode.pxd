@@ -7,7 +7,7 @@ from codec._buffer cimport uninitialised
 from codec.structs._plan cimport SHAPE_TEXT, FieldPlan, MessagePlan, _field_numbered
 from codec.structs._struct cimport (
     Struct, _container, _plan_of_class, _set_field, _slot, _store,
-    codec_below, codec_stack_floor, new_struct, set_unknown, unknown_of,
+    codec_below, codec_stack_floor, new_struct, set_unknown, unknown_of, untrack_decoded,
 )
 from codec._varint cimport read_le, stream_base, varint_value
 from codec._wire cimport (
@@ -56,7 +56,7 @@ cdef extern from *:
 cdef class Decoding:
     cdef object source  # a memoryview while a decode runs
     cdef Py_ssize_t base
-    cdef bint zero_copy, numpy, busy
+    cdef bint zero_copy, numpy, busy, track
     cdef Py_ssize_t max_depth, max_elements, elements
     @cython.locals(message=Struct, fresh=Decoding)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
@@ -69,7 +69,7 @@ cdef class Decoding:
 
 cdef class Decoder:
     cdef readonly object type
-    cdef readonly bint zero_copy, numpy
+    cdef readonly bint zero_copy, numpy, gc
     cdef readonly Py_ssize_t max_depth, max_elements
     cdef MessagePlan plan
     cdef Decoding state

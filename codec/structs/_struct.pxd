@@ -143,6 +143,9 @@ cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
 cdef object _container(object message, FieldPlan field)
 @cython.locals(items=Repeated, entries=Entries)
 cdef object _items(MessagePlan plan, Struct message, FieldPlan field)
+@cython.locals(untracked=bint)
+cdef int _store_read_container(Struct message, FieldPlan field, object container,
+                               object found) except -1
 @cython.locals(items=Repeated)
 cdef Repeated _new_items(MessagePlan plan, FieldPlan field, object owner)
 cdef object _element_of(Repeated items, object value)
@@ -180,6 +183,8 @@ cdef MessagePlan _plan_of_class(object cls)
 cdef Struct new_struct(MessagePlan plan)
 @cython.locals(cls=type, message=Struct)
 cdef Struct _allocated(MessagePlan plan)
+@cython.locals(fields=tuple, i=Py_ssize_t)
+cdef int untrack_decoded(MessagePlan plan, Struct message) except -1
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
 cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
 cdef bint _is_empty(object message, FieldPlan field) noexcept

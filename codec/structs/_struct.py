@@ -196,13 +196,30 @@ def _items(plan: MessagePlan, message: Struct, field: FieldPlan) -> Any:
         entries = _new_entries(field, owner)
         if found is not None:
             dict.update(entries, found)
-        _store(message, field, entries)
+        _store_read_container(message, field, entries, found)
         return entries
     items = _new_items(plan, field, owner)
     if found is not None:
         list.extend(items, found)
-    _store(message, field, items)
+    _store_read_container(message, field, items, found)
     return items
+
+
+def _store_read_container(message: Struct, field: FieldPlan, container: Any, found: Any) -> None:
+    """Store the container :func:`_items` made in place of the decoded one, ``found``.
+
+    A struct holding a list or dict is tracked by the cycle collector, unless
+    a ``gc=False`` decoder left it untracked (:func:`untrack_decoded`): then
+    it, and the container that replaces its decoded one, stay untracked.
+    """
+    if cython.compiled:
+        untracked = found is not None and not PyObject_GC_IsTracked(message)
+        _store(message, field, container)
+        if untracked:
+            PyObject_GC_UnTrack(container)
+            PyObject_GC_UnTrack(message)
+    else:  # the pure build tracks every object
+        _store(message, field, container)
 
 
 def _clear_field(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
@@ -489,6 +506,25 @@ def _allocated(plan: MessagePlan) -> Struct:
         PyObject_GC_UnTrack(message)
         return cython.cast(Struct, message)  # type: ignore[no-any-return]
     return Struct.__new__(cls)  # type: ignore[no-any-return]
+
+
+def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
+    """Leave ``message``, and the lists, dicts and structs it holds, out of the cycle collector.
+
+    What a ``gc=False`` decoder does at the end of each message it decodes
+    (its sub-messages have been through here first). The pure build cannot
+    untrack an object, and leaves them as they are.
+    """
+    # untracked, a struct holds no container and no struct (see _store): nothing to do
+    if cython.compiled and PyObject_GC_IsTracked(message):
+        fields = plan.fields_by_slot
+        for i in range(len(fields)):
+            value = _slot(message, cython.cast(FieldPlan, fields[i]))
+            if not PyType_IS_GC(Py_TYPE(value)) or not PyObject_GC_IsTracked(value):
+                continue
+            if type(value) is list or type(value) is dict or isinstance(value, Struct):
+                PyObject_GC_UnTrack(value)
+        PyObject_GC_UnTrack(message)
 
 
 def _fill_defaults(plan: MessagePlan, message: Struct) -> None:

@@ -6,7 +6,8 @@ Run from the repository root::
     PYTHONHASHSEED=0 valgrind --tool=callgrind python benches/instructions.py W2-encode 0
 
 and divide the difference of the two totals by the count and by the workload's
-items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message;
+items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message; W4: 100
+OTLP requests of 40 spans;
 wire-writer: 3,000 fields; packed-columns: 20 numpy columns of 1,000 sint64
 written and read back; construct: one struct). ``W2-encode-upb`` is upb's
 ``SerializeToString`` of the same trace; the W1 rows frame the same records as
@@ -102,6 +103,20 @@ def _framed(payloads: list[object], write: bool = False) -> Callable[[], object]
     return batch
 
 
+def _w4_encode() -> Callable[[], object]:
+    import otlp
+
+    requests = [codec.from_pb2(request) for request in otlp.requests(100)]
+    encoder = codec.FrameEncoder()
+
+    def batch() -> None:
+        encoder.clear()
+        for request in requests:
+            encoder.encode(request)
+
+    return batch
+
+
 def _w1_frame_struct() -> Callable[[], object]:
     return _framed([codec.from_pb2(m) for m in peerbench.samples(1000)])
 
@@ -169,6 +184,7 @@ WORKLOADS = {
     "W3-encode": _w3_encode,
     "W3-encode-deterministic": lambda: _w3_encode(True),
     "W3-decode": _w3_decode,
+    "W4-encode": _w4_encode,
     "construct": _construct,
 }
 

@@ -5,6 +5,7 @@ cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.number cimport PyNumber_Index
 
 from codec._varint cimport (
     bits_float32, bits_float64, float32_bits, float64_bits, twos_complement, uchar, unzigzag,

@@ -63,6 +63,8 @@ if not cython.compiled:  # compiled, _wire.pxd cimports these
         zigzag,
     )
 
+    PyNumber_Index = operator.index  # compiled, the C function itself: no lookup, no call
+
 # Wire types: the low 3 bits of a tag (compiled: C constants of _wire.pxd).
 if not cython.compiled:
     VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
@@ -331,14 +333,14 @@ def integer_of(owner: object, kind: int, value: object, assigning: bool) -> Any:
     if type(value) is int:
         return value
     if isinstance(value, int) and not isinstance(value, bool):  # an IntEnum member, say
-        return operator.index(value)
+        return PyNumber_Index(value)
     if (
         not isinstance(value, (float, bool))
         and hasattr(type(value), "__index__")
         and not _is_numpy(value, "bool")
     ):
         try:
-            return operator.index(value)  # type: ignore[arg-type]
+            return PyNumber_Index(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):  # e.g. a numpy array of several elements
             pass
     raise wrong_type(owner, "an integer", value, assigning)

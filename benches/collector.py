@@ -6,12 +6,10 @@ The job: decode OTLP trace export requests (``otlp.py``) until 100,000 spans
 have been read into one list, as a collector of telemetry does before it
 hands a batch on. Every struct or container the collector tracks is visited
 by each full collection while the list lives, so the cost grows with what is
-kept, not with what is decoded. The peers, timed in the same rounds:
-
-* upb (``FromString``), whose messages the collector does not track;
-* codec's default decoder, which tracks a struct once it holds a container
-  or another struct (a cycle through them is collected);
-* ``codec.Decoder(..., gc=False)``, which leaves what it decodes untracked.
+kept, not with what is decoded. The peers, timed in the same rounds: upb
+(``FromString``), whose messages the collector does not track, and codec's
+decoder, which leaves what it makes untracked until a store could close a
+cycle through it (see "the cycle collector" in ``codec/structs/_struct.py``).
 
 Each runs with the collector on, as an application runs, and again with it
 off, which shows how much of each time is collection. The list is dropped
@@ -41,8 +39,7 @@ PAYLOADS = [request.SerializeToString() for request in REQUESTS] * (
 )
 REQUEST_CLASS = type(REQUESTS[0])
 STRUCT_CLASS = codec.struct(REQUEST_CLASS)
-TRACKED = codec.Decoder(STRUCT_CLASS)
-UNTRACKED = codec.Decoder(STRUCT_CLASS, gc=False)
+DECODER = codec.Decoder(STRUCT_CLASS)
 
 
 def read_spans(decode: Callable[[bytes], Any]) -> list[Any]:
@@ -57,8 +54,7 @@ def read_spans(decode: Callable[[bytes], Any]) -> list[Any]:
 
 PEERS: dict[str, Callable[[], list[Any]]] = {
     "upb": lambda: read_spans(REQUEST_CLASS.FromString),
-    "codec": lambda: read_spans(TRACKED.decode),
-    "codec gc=False": lambda: read_spans(UNTRACKED.decode),
+    "codec": lambda: read_spans(DECODER.decode),
 }
 
 
@@ -81,7 +77,7 @@ def main(rounds: int) -> None:
     if not codec.COMPILED:
         sys.exit("collector.py times the compiled core: build it first")
     expected = otlp.read_requests(REQUESTS)
-    assert otlp.read_requests([UNTRACKED.decode(p) for p in PAYLOADS[:100]]) == expected
+    assert otlp.read_requests([DECODER.decode(p) for p in PAYLOADS[:100]]) == expected
     times: dict[tuple[str, bool], list[float]] = {}
     for _ in range(rounds):
         for peer, job in PEERS.items():

@@ -41,7 +41,6 @@ OTLP = otlp.requests(100)
 OTLP_STREAM = bytes(best_encode(OTLP))
 OTLP_STRUCTS = [codec.from_pb2(request) for request in OTLP]
 OTLP_DECODER = codec.Decoder(type(OTLP_STRUCTS[0]))
-OTLP_UNTRACKED = codec.Decoder(type(OTLP_STRUCTS[0]), gc=False)
 OTLP_CLASS = type(OTLP[0])
 MSGSPEC_RECORDS = s.construct_all(s.SampleRecord)
 
@@ -121,12 +120,10 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
     "W4 OTLP decode + read": {
         "upb": lambda: otlp.read_requests(best_decode(OTLP_STREAM, OTLP_CLASS)),
         "codec": lambda: otlp.read_requests(codec_decode(OTLP_STREAM, OTLP_DECODER)),
-        "codec gc=False": lambda: otlp.read_requests(codec_decode(OTLP_STREAM, OTLP_UNTRACKED)),
     },
     "W4 OTLP decode only": {
         "upb": lambda: best_decode(OTLP_STREAM, OTLP_CLASS),
         "codec": lambda: codec_decode(OTLP_STREAM, OTLP_DECODER),
-        "codec gc=False": lambda: codec_decode(OTLP_STREAM, OTLP_UNTRACKED),
     },
     "construct 1000 x 4 fields": {
         "upb": lambda: s.construct_all(peers.Sample),

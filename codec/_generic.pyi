@@ -58,8 +58,6 @@ class Decoder(Generic[M_co]):
     def max_depth(self) -> int: ...
     @property
     def max_elements(self) -> int: ...
-    @property
-    def gc(self) -> bool: ...
     def __init__(
         self,
         type: builtins.type[M_co],
@@ -68,7 +66,6 @@ class Decoder(Generic[M_co]):
         numpy: bool = False,
         max_depth: int = ...,
         max_elements: int = ...,
-        gc: bool = True,
     ) -> None: ...
     def decode(self, buffer: Buffer, *, base: int = 0) -> M_co: ...
 

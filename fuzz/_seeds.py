@@ -194,7 +194,6 @@ STRUCT_MESSAGES: dict[str, tuple[int, int, bytes]] = {
     "s4-depth-9-over-8": (0, 0x04, nested(9, varint(130 << 3 | 2))),
     "valid-zero-copy-numpy": (0, 0x03, _valid_messages()["valid-alltypes"][1]),
     "valid-chunked-7": (0, 0x40, _valid_messages()["valid-alltypes"][1]),
-    "valid-untracked": (0, 0x80, _valid_messages()["valid-alltypes"][1]),
 }
 
 

@@ -97,16 +97,12 @@ def test_decoder_flags_must_be_bools(option: str, value: object) -> None:
 # Each class and an option it takes, and the wrong values of that option's kind.
 OPTION_TAKERS = {
     "FrameDecoder": (lambda **option: FrameDecoder(**option), ("strict", "max_frame_size")),
-    "Decoder": (
-        lambda **option: codec.Decoder(SampleStruct, **option),
-        ("zero_copy", "gc", "max_depth"),
-    ),
+    "Decoder": (lambda **option: codec.Decoder(SampleStruct, **option), ("zero_copy", "max_depth")),
     "WireReader": (lambda **option: codec.wire.WireReader(b"", **option), ("max_depth",)),
 }
 WRONG_VALUES = {
     "strict": [("yes", TypeError, "strict must be True or False, not str")],
     "zero_copy": [(1, TypeError, "zero_copy must be True or False, not int")],
-    "gc": [(None, TypeError, "gc must be True or False, not NoneType")],
     "max_depth": [
         (True, TypeError, "max_depth must be an int, not bool"),
         (2.0, TypeError, "max_depth must be an int, not float"),

@@ -12,21 +12,19 @@ the naive framing (which memray cannot tell apart from ours).
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
 from helpers import peerbench as _peerbench
 from helpers.heap import encode_all, loop_only, measure, sample_structs, trace_memray
-from helpers.peerbench import Blob, Sample
+from helpers.peerbench import Blob
 
 from codec import (
     COMPILED,
     FrameDecoder,
     FrameEncoder,
     FrameTooLargeError,
-    decode,
     encode,
     from_pb2,
     struct,
@@ -326,33 +324,6 @@ def test_struct_encode_matches_its_pb2_twin() -> None:
     encode_all(encoder, STRUCTS[:100])()
     naive = b"".join(frame(to_pb2(s).SerializeToString(deterministic=True)) for s in STRUCTS[:100])
     assert bytes(encoder.getbuffer()) == naive
-
-
-# --- structs and the cycle collector ---------------------------------------------------------
-
-
-@pytest.mark.skipif(not COMPILED, reason="untracking is a compiled-core optimisation")
-def test_structs_of_scalars_are_not_tracked_until_they_hold_a_container() -> None:
-    tree_class = struct(_peerbench.Trace)
-    span_class = struct(_peerbench.Span)
-    record = struct(Sample)(ts_ns=1, scope_id=2, value=3, name="x")
-    assert not gc.is_tracked(record)  # numbers and a str cannot make a cycle
-    trace = tree_class(index=1)
-    assert not gc.is_tracked(trace)  # its repeated field is still an empty slot
-    trace.spans.append(span_class())  # the list is made and stored
-    assert gc.is_tracked(trace)
-    decoded = decode(tree_class, to_pb2(trace).SerializeToString())
-    assert gc.is_tracked(decoded) and not gc.is_tracked(decoded.spans[0])
-
-
-def test_a_struct_in_a_cycle_is_collected() -> None:
-    span_class = struct(_peerbench.Span)
-    trace = struct(_peerbench.Trace)()
-    trace.spans.append(span_class())
-    list.append(trace.spans, trace)  # a cycle, around the checks (the encoder refuses it)
-    gc.collect()
-    del trace
-    assert gc.collect() >= 2  # the struct and its list, found unreachable
 
 
 @pytest.mark.skipif(not COMPILED, reason="the tape's C memory is the compiled build's")

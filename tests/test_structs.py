@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import gc
 import math
 import struct as pystruct
 from pathlib import Path
@@ -1847,9 +1846,6 @@ def test_decoder_carries_its_options() -> None:
         decoder.decode(b"\x08", base=1000)  # the value of field 1 is missing
     assert info.value.offset == 1001
     assert "zero_copy=True" in repr(decoder) and decoder.type is cls
-    untracked = codec.Decoder(cls, gc=False)  # the same messages, left out of the collector
-    assert untracked.decode(data) == codec.decode(cls, data, gc=False) == codec.decode(cls, data)
-    assert (decoder.gc, untracked.gc) == (True, False) and "gc=False" in repr(untracked)
 
 
 @pytest.mark.parametrize(
@@ -1895,70 +1891,6 @@ def test_frame_decoder_takes_a_decoder_with_its_options() -> None:
     # In stream offsets: frame 2's payload at 4, its sub-message (after a 2-byte tag
     # and a 1-byte size) at 7.
     assert info.value.offset == 7
-
-
-# Every kind of container and nesting: repeated scalars and messages, maps of scalars, of
-# messages and of the message itself, a oneof message member, recursion.
-NESTED_SAMPLE = E.AllTypes(
-    r_string=["a", "b"],
-    r_inner=[E.AllTypes.Inner(a=1, tags=["t"])],
-    m_int32_int32={1: 2},
-    m_string_inner={"k": E.AllTypes.Inner(a=2)},
-    m_string_self={"s": E.AllTypes(m_int64_string={3: "x"}, c_inner=E.AllTypes.Inner())},
-    c_inner=E.AllTypes.Inner(a=3, tags=["u", "v"]),
-    recursive=E.AllTypes(r_leaf=[E.Leaf()], recursive=E.AllTypes(p_int32=[4])),
-)
-
-
-def _structs_and_containers(message: Any) -> list[Any]:
-    """The structs, lists and dicts reachable from ``message`` (each once)."""
-    found: dict[int, Any] = {}
-    pending = [message]
-    while pending:
-        item = pending.pop()
-        if id(item) in found:
-            continue
-        if not (isinstance(item, (list, dict)) or hasattr(type(item), "__plan__")):
-            continue
-        found[id(item)] = item
-        pending.extend(item.values() if isinstance(item, dict) else gc.get_referents(item))
-    return list(found.values())
-
-
-def _read_every_field(message: Any) -> None:
-    """Read each set field through its attribute, as an application does, and what it holds."""
-    for field, value in message.ListFields():
-        value = getattr(message, field.name)
-        values = value.values() if isinstance(value, dict) else value
-        if field.message_type is None:
-            continue
-        for element in values if field.is_repeated else [value]:
-            if hasattr(element, "ListFields"):  # not a map's scalar value
-                _read_every_field(element)
-
-
-@pytest.mark.skipif(not codec.COMPILED, reason="the pure build cannot untrack an object")
-@pytest.mark.parametrize("via", ["Decoder", "FrameDecoder"])
-def test_a_gc_false_decoder_leaves_what_it_decodes_untracked(via: str) -> None:
-    cls = S(E.AllTypes)
-    data = upb_bytes(NESTED_SAMPLE)
-    tracked = codec.decode(cls, data)
-    assert any(gc.is_tracked(item) for item in _structs_and_containers(tracked))
-    decoder = codec.Decoder(cls, gc=False)
-    if via == "Decoder":
-        message = decoder.decode(data)
-    else:
-        frames = codec.FrameDecoder(message_type=decoder)
-        frames.feed(_frame(data))
-        message = next(frames)
-    held = _structs_and_containers(message)
-    assert len(held) == len(_structs_and_containers(tracked)) > 15
-    assert not any(gc.is_tracked(item) for item in held)
-    _read_every_field(message)  # the containers read are made anew, and stay untracked
-    assert not any(gc.is_tracked(item) for item in _structs_and_containers(message))
-    assert message == tracked and codec.to_pb2(message) == NESTED_SAMPLE
-    message.recursive.recursive = cls(r_string=["a cycle could close here"])
-    assert gc.is_tracked(message.recursive)  # what is assigned to is tracked again
 
 
 def test_frame_decoder_bad_struct_payload() -> None:

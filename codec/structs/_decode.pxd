@@ -56,7 +56,7 @@ cdef extern from *:
 cdef class Decoding:
     cdef object source  # a memoryview while a decode runs
     cdef Py_ssize_t base
-    cdef bint zero_copy, numpy, busy, track
+    cdef bint zero_copy, numpy, busy
     cdef Py_ssize_t max_depth, max_elements, elements
     @cython.locals(message=Struct, fresh=Decoding)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
@@ -69,7 +69,7 @@ cdef class Decoding:
 
 cdef class Decoder:
     cdef readonly object type
-    cdef readonly bint zero_copy, numpy, gc
+    cdef readonly bint zero_copy, numpy
     cdef readonly Py_ssize_t max_depth, max_elements
     cdef MessagePlan plan
     cdef Decoding state

@@ -100,14 +100,11 @@ _NO_INPUT = memoryview(b"")
 class Decoding:
     """Options of a decode, and the state of the one under way (reusable, one at a time)."""
 
-    def __init__(
-        self, zero_copy: bool, numpy: bool, max_depth: int, max_elements: int, track: bool
-    ) -> None:
+    def __init__(self, zero_copy: bool, numpy: bool, max_depth: int, max_elements: int) -> None:
         self.zero_copy = zero_copy
         self.numpy = numpy
         self.max_depth = max_depth
         self.max_elements = max_elements
-        self.track = track  # False: what it decodes is left out of the cycle collector
         self.source = _NO_INPUT  # the input, a flat byte view, while a decode runs
         self.busy = False
         self.base = 0  # stream offset of the input's first byte, for error offsets
@@ -126,9 +123,7 @@ class Decoding:
         allocations ran, or another thread) runs on a fresh state.
         """
         if self.busy:
-            fresh = Decoding(
-                self.zero_copy, self.numpy, self.max_depth, self.max_elements, self.track
-            )
+            fresh = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
             return fresh.run(plan, source, base)
         self.busy = True
         self.source = source
@@ -264,8 +259,7 @@ def decode_message(
             raise TruncatedError("message ends inside a group", state.base + pos)
     if unknown is not None:
         set_unknown(message, bytes(unknown))
-    if not state.track:
-        untrack_decoded(plan, message)
+    untrack_decoded(plan, message)
     return pos
 
 
@@ -628,11 +622,9 @@ class Decoder:
     without copying); ``max_depth`` limits nesting (100: protobuf C++, Java
     and upb), ``max_elements`` the elements (repeated values, messages,
     unknown fields) one decode may create, so a few wire bytes cannot make
-    unbounded objects. ``gc=False`` leaves the messages it makes, and the
-    lists and dicts of their repeated and map fields, out of Python's cycle
-    collector (compiled build), so that keeping millions of them costs no
-    collection time; a reference cycle made through them later is never
-    freed. A Decoder is also a ``message_type`` for
+    unbounded objects. What it makes is left out of Python's cycle
+    collector until a store could close a cycle through it (see "the cycle
+    collector" in ``_struct.py``). A Decoder is also a ``message_type`` for
     :class:`codec.FrameDecoder` and :mod:`codec.aio`, which is how these
     options reach framed decoding.
     """
@@ -653,7 +645,6 @@ class Decoder:
         numpy: bool = False,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_elements: int = DEFAULT_MAX_ELEMENTS,
-        gc: bool = True,
     ) -> None:
         """Check the options once, for every decode."""
         self.plan = _plan_of_class(type)
@@ -662,10 +653,7 @@ class Decoder:
         self.numpy = checked_flag("numpy", numpy)
         self.max_depth = checked_count("max_depth", max_depth, maximum=MAX_COUNT)
         self.max_elements = checked_count("max_elements", max_elements, maximum=MAX_COUNT)
-        self.gc = checked_flag("gc", gc)
-        self.state = Decoding(
-            self.zero_copy, self.numpy, self.max_depth, self.max_elements, self.gc
-        )
+        self.state = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
 
     def __reduce__(self) -> Any:
         raise not_copied(self)
@@ -691,8 +679,7 @@ class Decoder:
         if not self._initialised():
             return "Decoder(<not initialised>)"
         options = f"zero_copy={self.zero_copy}, numpy={self.numpy}, max_depth={self.max_depth}"
-        options += f", max_elements={self.max_elements}, gc={self.gc}"
-        return f"Decoder({self.type.__name__}, {options})"
+        return f"Decoder({self.type.__name__}, {options}, max_elements={self.max_elements})"
 
 
 def decode(
@@ -703,7 +690,6 @@ def decode(
     numpy: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    gc: bool = True,
     base: int = 0,
 ) -> S:
     """Decode a message of struct class ``cls`` from any contiguous buffer.
@@ -713,12 +699,7 @@ def decode(
     from ``base``.
     """
     decoder = Decoder(
-        cls,
-        zero_copy=zero_copy,
-        numpy=numpy,
-        max_depth=max_depth,
-        max_elements=max_elements,
-        gc=gc,
+        cls, zero_copy=zero_copy, numpy=numpy, max_depth=max_depth, max_elements=max_elements
     )
     return decoder.decode(buffer, base=base)  # type: ignore[no-any-return]
 

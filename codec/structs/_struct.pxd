@@ -143,9 +143,7 @@ cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
 cdef object _container(object message, FieldPlan field)
 @cython.locals(items=Repeated, entries=Entries)
 cdef object _items(MessagePlan plan, Struct message, FieldPlan field)
-@cython.locals(untracked=bint)
-cdef int _store_read_container(Struct message, FieldPlan field, object container,
-                               object found) except -1
+cdef int _store_read_container(Struct message, FieldPlan field, object container) except -1
 @cython.locals(items=Repeated)
 cdef Repeated _new_items(MessagePlan plan, FieldPlan field, object owner)
 cdef object _element_of(Repeated items, object value)
@@ -158,7 +156,7 @@ cdef Entries _new_entries(FieldPlan field, object owner)
 cdef object _entry_key(Entries entries, object key)
 @cython.locals(plan=MessagePlan, key_field=FieldPlan, value_field=FieldPlan, checked=list)
 cdef int _put_entries(Entries entries, dict pairs) except -1
-cdef int _entries_added(Entries entries) except -1
+cdef int _entries_added(Entries entries, bint tracked_before) except -1
 cdef object _parent_of(Struct message)
 cdef int _set_parent(Struct message, object parent) except -1
 @cython.locals(plan=MessagePlan, field=FieldPlan, parent=Struct)
@@ -183,8 +181,21 @@ cdef MessagePlan _plan_of_class(object cls)
 cdef Struct new_struct(MessagePlan plan)
 @cython.locals(cls=type, message=Struct)
 cdef Struct _allocated(MessagePlan plan)
-@cython.locals(fields=tuple, i=Py_ssize_t)
+@cython.locals(fields=tuple, i=Py_ssize_t, extensions=FieldPlan)
 cdef int untrack_decoded(MessagePlan plan, Struct message) except -1
+cdef bint _is_tracked(object value) noexcept
+cdef bint _is_node(object value) noexcept
+@cython.locals(pending=list, item=object)
+cdef int track_reachable(object root) except -1
+cdef bint _holds_structs(FieldPlan field) noexcept
+@cython.locals(plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan)
+cdef bint _is_leaf(object item) except -1
+@cython.locals(plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object)
+cdef int _push_held(object item, list pending) except -1
+cdef int track_store(object holder, object value) except -1
+@cython.locals(needs_tracking=bint)
+cdef int _put_below(Struct message, FieldPlan field, object value) except -1
+cdef int _track_value(object value) except -1
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
 cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
 cdef bint _is_empty(object message, FieldPlan field) noexcept
@@ -296,18 +307,23 @@ cdef inline bint _is_present(Struct message, FieldPlan field, object value) noex
     return value is not None
 
 
-cdef inline int _store(object message, FieldPlan field, object value) except -1:
-    # put value in field's slot of message, unchecked; a struct starts untracked by the
-    # cycle collector (see new_struct) and is tracked from the first value it holds that
-    # can refer to other objects (a container, a struct, a memoryview)
+cdef inline int _put(object message, FieldPlan field, object value) except -1:
+    # put value in field's slot of message, unchecked, its tracking left as it is
     cdef PyObject **place = <slot_ptr>_address(message, field)
     cdef PyObject *old = place[0]
     Py_INCREF(value)
     place[0] = <PyObject *>value
-    if PyType_IS_GC(Py_TYPE(value)) and not PyObject_GC_IsTracked(message):
-        PyObject_GC_Track(message)
     Py_XDECREF(old)  # last: a finaliser may run
     return 0
+
+
+cdef inline int _store(object message, FieldPlan field, object value) except -1:
+    # _put, and message tracked by the cycle collector from the first value it holds that
+    # can refer to other objects (a container, a struct, a memoryview); see "The cycle
+    # collector" in _struct.py
+    if PyType_IS_GC(Py_TYPE(value)) and not PyObject_GC_IsTracked(message):
+        PyObject_GC_Track(message)
+    return _put(message, field, value)
 
 
 cdef inline int _set_field(MessagePlan plan, Struct message, FieldPlan field,

@@ -115,6 +115,8 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
         """Put ``value`` in ``field``'s slot of ``message``, unchecked."""
         field.member.__set__(message, value)
 
+    _put = _store  # uncompiled, every object is tracked
+
     def _set_field(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
         """Store a checked (or decoded) value: presence set, other oneof members cleared."""
         if field.oneof_slots:
@@ -196,29 +198,21 @@ def _items(plan: MessagePlan, message: Struct, field: FieldPlan) -> Any:
         entries = _new_entries(field, owner)
         if found is not None:
             dict.update(entries, found)
-        _store_read_container(message, field, entries, found)
+        _store_read_container(message, field, entries)
         return entries
     items = _new_items(plan, field, owner)
     if found is not None:
         list.extend(items, found)
-    _store_read_container(message, field, items, found)
+    _store_read_container(message, field, items)
     return items
 
 
-def _store_read_container(message: Struct, field: FieldPlan, container: Any, found: Any) -> None:
-    """Store the container :func:`_items` made in place of the decoded one, ``found``.
-
-    A struct holding a list or dict is tracked by the cycle collector, unless
-    a ``gc=False`` decoder left it untracked (:func:`untrack_decoded`): then
-    it, and the container that replaces its decoded one, stay untracked.
-    """
-    if cython.compiled:
-        untracked = found is not None and not PyObject_GC_IsTracked(message)
-        _store(message, field, container)
-        if untracked:
-            PyObject_GC_UnTrack(container)
-            PyObject_GC_UnTrack(message)
-    else:  # the pure build tracks every object
+def _store_read_container(message: Struct, field: FieldPlan, container: Any) -> None:
+    """Store the container :func:`_items` made: untracked if ``message`` is (2)."""
+    if cython.compiled and not PyObject_GC_IsTracked(message):
+        PyObject_GC_UnTrack(container)
+        _put_below(message, field, container)
+    else:
         _store(message, field, container)
 
 
@@ -490,8 +484,7 @@ def new_struct(plan: MessagePlan) -> Struct:
 
     Compiled, it is not tracked by the cycle collector while it holds only
     numbers, strings and bytes, which cannot make a cycle (as msgspec does
-    with its structs): a collection then never visits the records an
-    application keeps by the thousand. :func:`_store` tracks it when needed.
+    with its structs); see "the cycle collector" below.
     """
     message = _allocated(plan)
     _fill_defaults(plan, message)
@@ -508,14 +501,42 @@ def _allocated(plan: MessagePlan) -> Struct:
     return Struct.__new__(cls)  # type: ignore[no-any-return]
 
 
-def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
-    """Leave ``message``, and the lists, dicts and structs it holds, out of the cycle collector.
+# --- the cycle collector ---------------------------------------------------
+#
+# Compiled, structs and their containers are tracked by Python's cycle
+# collector only where a cycle could pass through them, so that a program
+# keeping millions of decoded messages pays no collection for them:
+#
+# 1. A new struct is untracked (new_struct): holding only numbers, strings
+#    and bytes, it cannot be part of a cycle. _store tracks it from the first
+#    container, struct or memoryview stored in it.
+# 2. What a decoder makes is untracked when its message ends
+#    (untrack_decoded): a decoded message holds no cycle. A container made
+#    when a field of such a struct is read, and a default sub-message read
+#    from it, are stored untracked too (_put_below): reading never tracks.
+# 3. A cycle is closed by a store made through the checks: an assignment, a
+#    constructor's argument, an element or entry added to a container, a
+#    default sub-message's first write. Before it (or, for a container, just
+#    after it) track_store tracks the holder and the value, each with every
+#    struct and container below it that holds one (track_reachable). Every
+#    object of a cycle is below the value that closed it, so all are tracked.
+# 4. So a tracked struct or container holds only tracked ones, or leaves
+#    (which hold no struct and no container), and _put_below keeps it so
+#    when a leaf is given a child: track_reachable does not walk below a
+#    tracked one, and tracks each object at most once in its life. Fields
+#    that cannot hold structs (numbers, strings, maps of them) are never
+#    walked, so adding to them costs nothing.
+#
+# A store made around the checks (a slot's descriptor, list.append on a
+# container) is not seen: a cycle made that way is not collected.
 
-    What a ``gc=False`` decoder does at the end of each message it decodes
-    (its sub-messages have been through here first). The pure build cannot
-    untrack an object, and leaves them as they are.
+
+def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
+    """Leave ``message``, and the lists, dicts and structs it holds, out of the collector (2).
+
+    Called as each message a decoder makes ends, after its sub-messages.
     """
-    # untracked, a struct holds no container and no struct (see _store): nothing to do
+    # untracked, a struct holds no container and no struct (1): nothing to do
     if cython.compiled and PyObject_GC_IsTracked(message):
         fields = plan.fields_by_slot
         for i in range(len(fields)):
@@ -524,7 +545,111 @@ def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
                 continue
             if type(value) is list or type(value) is dict or isinstance(value, Struct):
                 PyObject_GC_UnTrack(value)
+        extensions = plan.extensions
+        if extensions is not None:  # their struct's fields were decoded into it directly
+            value = _slot(message, extensions)
+            if type(value) is extensions.message.cls:  # type: ignore[union-attr]  # linked
+                untrack_decoded(extensions.message, value)  # type: ignore[arg-type]
         PyObject_GC_UnTrack(message)
+
+
+def _is_tracked(value: Any) -> bool:
+    """Whether the cycle collector tracks ``value`` (uncompiled: every object counts as so)."""
+    if cython.compiled:
+        return PyObject_GC_IsTracked(value)  # type: ignore[no-any-return]
+    return True
+
+
+def _is_node(value: Any) -> bool:
+    """Whether ``value`` is a struct or a container, which may hold structs."""
+    return isinstance(value, (Struct, list, dict))
+
+
+def track_reachable(root: Any) -> None:
+    """Track ``root`` and every struct and container below it that holds one (3, 4)."""
+    if cython.compiled and not _is_leaf(root):  # uncompiled, every object is tracked
+        pending: list[Any] = []
+        _push_held(root, pending)
+        if not PyObject_GC_IsTracked(root):
+            PyObject_GC_Track(root)
+        while pending:
+            item = pending.pop()
+            if PyObject_GC_IsTracked(item):
+                continue  # and so is what it holds (4)
+            before = len(pending)
+            _push_held(item, pending)
+            if len(pending) > before:
+                PyObject_GC_Track(item)
+
+
+def _holds_structs(field: FieldPlan | None) -> bool:
+    """Whether ``field``'s values may be structs: a message field, or a map of messages."""
+    return (
+        field is not None
+        and field.message is not None
+        and (field.map_key is None or field.map_value.message is not None)  # type: ignore[union-attr]  # a map
+    )
+
+
+def _is_leaf(item: Any) -> bool:
+    """Whether ``item``, a struct or a container, holds no struct and no container of them."""
+    if isinstance(item, Struct):
+        plan = _plan_of_class(type(item))
+        fields = plan.fields_by_slot
+        for i in range(len(fields)):
+            field = cython.cast(FieldPlan, fields[i])
+            if _holds_structs(field) and _is_node(_slot(item, field)):
+                return False
+        return plan.extensions is None or not _is_node(_slot(item, plan.extensions))
+    values = dict.values(item) if isinstance(item, dict) else item
+    return not any(_is_node(value) for value in values)
+
+
+def _push_held(item: Any, pending: list[Any]) -> None:
+    """Append the structs and containers of structs that ``item``, a struct or a
+    container, holds."""
+    if isinstance(item, Struct):
+        plan = _plan_of_class(type(item))
+        fields = plan.fields_by_slot
+        for i in range(len(fields)):
+            field = cython.cast(FieldPlan, fields[i])
+            if _holds_structs(field):
+                value = _slot(item, field)
+                if _is_node(value):
+                    pending.append(value)
+        if plan.extensions is not None:
+            value = _slot(item, plan.extensions)
+            if _is_node(value):
+                pending.append(value)
+    elif isinstance(item, list):
+        pending.extend([value for value in item if _is_node(value)])
+    elif isinstance(item, dict):
+        pending.extend([value for value in dict.values(item) if _is_node(value)])
+
+
+def _put_below(message: Struct, field: FieldPlan, value: Any) -> None:
+    """Store ``value``, untracked and holding no struct (a default sub-message, or a
+    container of a decoded field), in ``message``, keeping 4: a leaf given a struct or a
+    container of structs is tracked first, as a tracked one may hold it; a message that
+    held one already was made by a decoder, and stays untracked with all it holds (2)."""
+    needs_tracking = _holds_structs(field) and not _is_tracked(message) and _is_leaf(message)
+    if cython.compiled and needs_tracking:
+        PyObject_GC_Track(message)
+    _put(message, field, value)
+
+
+def track_store(holder: Any, value: Any) -> None:
+    """Before ``holder`` is given ``value`` through the checks: both tracked as needed (3)."""
+    if cython.compiled and PyType_IS_GC(Py_TYPE(value)):
+        if not PyObject_GC_IsTracked(holder):
+            track_reachable(holder)
+        _track_value(value)
+
+
+def _track_value(value: Any) -> None:
+    """Track ``value``, about to be held through the checks, as needed (3)."""
+    if _is_node(value) and not _is_tracked(value):
+        track_reachable(value)
 
 
 def _fill_defaults(plan: MessagePlan, message: Struct) -> None:
@@ -580,7 +705,7 @@ def _part(message: Struct, field: FieldPlan) -> Any:
     if part is None:
         part = new_struct(field.message)  # type: ignore[arg-type]  # a message field's, linked
         _set_parent(part, _weak(message))
-        _store(message, field, part)
+        _put_below(message, field, part)
     return part
 
 
@@ -615,6 +740,7 @@ def written(message: Struct) -> None:
         field = _field_holding(plan, parent, message)
         if field is None:  # cleared or replaced since it was read
             return
+        track_store(parent, message)
         if field is not plan.extensions:
             _set_field(plan, parent, field, message)
         message = parent
@@ -658,7 +784,7 @@ def extensions_of(message: Struct, make: bool) -> Struct | None:
     if found is None:
         found = new_struct(held)
         _set_parent(found, _weak(message))
-        _store(message, holder, found)
+        _put_below(message, holder, found)
     if type(found) is not held.cls:
         raise TypeError(f"{plan.full_name}: its extensions' slot holds {type(found).__name__}")
     return found  # type: ignore[no-any-return]
@@ -670,7 +796,9 @@ def take_extensions(message: Struct, source: Struct) -> None:
     if type(source) is not type(message):  # its slots are elsewhere, if it has them
         raise TypeError(f"expected a struct of {plan.full_name}, not {type(source).__name__}")
     if plan.extensions is not None:
-        _store(message, plan.extensions, _slot(source, plan.extensions))
+        taken = _slot(source, plan.extensions)
+        track_store(message, taken)
+        _store(message, plan.extensions, taken)
 
 
 def unset_part(holder: Struct, field: FieldPlan) -> Any:
@@ -748,7 +876,9 @@ def _named(plan: MessagePlan, name: Any) -> FieldPlan:
 def _assign(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
     """Assign one keyword argument of a constructor, as pb2's does: None leaves it unset."""
     if value is not None:
-        _set_field(plan, message, field, _checked(plan, field, value))
+        value = _checked(plan, field, value)
+        _track_value(value)  # the struct being made: untracked, it holds no struct yet (1)
+        _set_field(plan, message, field, value)
 
 
 def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
@@ -829,7 +959,9 @@ class Struct:
         if value is None:
             _clear_field(plan, self, field)
         else:
-            _set_field(plan, self, field, _checked(plan, field, value))
+            value = _checked(plan, field, value)
+            track_store(self, value)
+            _set_field(plan, self, field, value)
         if _parent_of(self) is not None:
             written(self)
 
@@ -1102,11 +1234,16 @@ def _element_of(items: Repeated, value: Any) -> Any:
     """``value`` as an element of ``items``' field, checked."""
     if items.field is None:
         raise _unowned(items)
-    return _checked_value(items.plan, items.field, value)
+    checked = _checked_value(items.plan, items.field, value)
+    _track_value(checked)
+    return checked
 
 
 def _added(items: Repeated) -> None:
-    """Note an addition to ``items``: a write to the default sub-message holding it, if any."""
+    """Note an addition to ``items``: tracked as needed (3), a write to the default
+    sub-message holding it, if any."""
+    if not _is_tracked(items) and _holds_structs(items.field):
+        track_reachable(items)
     owner = items.owner
     if owner is not None:
         items.owner = None
@@ -1163,8 +1300,9 @@ class Entries(dict):  # type: ignore[type-arg]
             value = value_field.message.cls()
         else:
             value = _checked_value(self.plan, value_field, value_field.default)
+        tracked = _is_tracked(self)
         dict.__setitem__(self, key, value)
-        _entries_added(self)
+        _entries_added(self, tracked)
         return value
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -1238,15 +1376,21 @@ def _put_entries(entries: Entries, pairs: dict[Any, Any]) -> None:
             expected = f"a {value_field.message.full_name} struct or a dict"
             raise _type_error(plan, value_field, expected, value)
         key = _checked_value(plan, key_field, key)
-        checked.append((key, _checked_value(plan, value_field, value)))
+        value = _checked_value(plan, value_field, value)
+        _track_value(value)
+        checked.append((key, value))
+    tracked = _is_tracked(entries)  # before a struct value makes the dict track itself
     for key, value in checked:
         dict.__setitem__(entries, key, value)
     if checked:
-        _entries_added(entries)
+        _entries_added(entries, tracked)
 
 
-def _entries_added(entries: Entries) -> None:
-    """Note an addition to ``entries``: a write to the default sub-message holding it, if any."""
+def _entries_added(entries: Entries, tracked_before: bool) -> None:
+    """Note an addition to ``entries``: tracked as needed (3; ``tracked_before``: whether it
+    was before the addition), a write to the default sub-message holding it, if any."""
+    if not tracked_before and _holds_structs(entries.field):
+        track_reachable(entries)
     owner = entries.owner
     if owner is not None:
         entries.owner = None

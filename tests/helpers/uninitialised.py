@@ -53,7 +53,6 @@ UNINITIALISED_CALLS: dict[str, str] = {
     "frame": "o.frame().__enter__()",
     "frame_in_progress": "o.frame_in_progress",
     "deterministic": "o.deterministic",
-    "gc": "o.gc",
     "get_buffer": "o.get_buffer(16)",
     "get_or_create": "o.get_or_create('a')",
     "getbuffer": "o.getbuffer()",

@@ -13,13 +13,22 @@ numbers are those of Perfetto's public protos; ``perfetto_trace.proto`` in
 this package is the subset written here, and the tests parse the output with
 classes built from it.
 
-The trace is one packet sequence (one ``trusted_packet_sequence_id``). Its
-first packet says ``SEQ_INCREMENTAL_STATE_CLEARED``; every packet that refers
-to interned data says ``SEQ_NEEDS_INCREMENTAL_STATE``. Event names, source
-locations (file, function, line) and debug annotation names are interned by
-content under iids from 1 that are never redefined, in an ``interned_data``
-packet written before the first frame that refers to them, so names that
-recur across the sessions of a capture are still sent once.
+Each track's events are a packet sequence of their own (a
+``trusted_packet_sequence_id``, as a thread's events are in Perfetto's SDK),
+so that what every event of the track shares is said once, in the
+sequence's first packet: ``SEQ_INCREMENTAL_STATE_CLEARED``, the track
+(``TrackEventDefaults.track_uuid``) and an incremental clock
+(``TracePacketDefaults.timestamp_clock_id`` 64, declared by a
+``ClockSnapshot`` beside ``BOOTTIME`` at the same time). A packet's
+timestamp is then the nanoseconds since the sequence's last packet: two or
+three bytes, where an absolute one takes nine. An event that would go back
+in time is preceded by a new snapshot. Every later packet of the sequence
+says ``SEQ_NEEDS_INCREMENTAL_STATE``. Event names, source locations (file,
+function, line) and debug annotation names are interned per sequence by
+content, under iids from 1 that are never redefined, in an
+``interned_data`` packet written before the first event that refers to
+them. Track descriptors need no state, and go on a sequence of their own,
+the first.
 
 Each producer session becomes a process track (``ProcessDescriptor``, named
 after the producer), each profiler track a track of that process: a thread
@@ -29,8 +38,8 @@ and a ``frames`` track holds a slice per frame, with its scope count as a
 debug annotation. A track's scopes arrive in pre-order with start and
 duration; walking them with a stack of open end times yields the
 ``TYPE_SLICE_BEGIN``/``TYPE_SLICE_END`` events in time order, so every
-slice nests as in the profile. Times are the profiler's nanoseconds, as
-absolute packet timestamps on the trace's default clock.
+slice nests as in the profile. Times are the profiler's nanoseconds on
+``BOOTTIME``, the trace's default clock.
 
 A slice event differs from every other event of its track and scope only in
 its timestamp, so its packet is written as a head, encoded once per track,
@@ -38,6 +47,7 @@ scope and size of the timestamp's varint (the packet's tag and length, its
 sequence id, track event and flags) and copied in with
 :meth:`~codec.wire.WireWriter.raw`, then the timestamp, last: two writes and no
 object per packet, where a nested message would cost a back-patched region.
+A slice costs about 30 bytes: a BEGIN of 14 to 19, an END of 12 to 14.
 """
 
 from __future__ import annotations
@@ -50,7 +60,6 @@ from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy
-import numpy.typing as npt
 
 from codec import varint
 from codec.errors import EncodeError
@@ -74,17 +83,33 @@ __all__ = [
 _TRACE_PACKET = 1
 
 # TracePacket (protos/perfetto/trace/trace_packet.proto)
+_PACKET_CLOCK_SNAPSHOT = 6
 _PACKET_TIMESTAMP = 8
 _PACKET_SEQUENCE_ID = 10  # trusted_packet_sequence_id
 _PACKET_TRACK_EVENT = 11
 _PACKET_INTERNED_DATA = 12
 _PACKET_SEQUENCE_FLAGS = 13
+_PACKET_DEFAULTS = 59  # trace_packet_defaults
 _PACKET_TRACK_DESCRIPTOR = 60
 _PACKET_FIRST_ON_SEQUENCE = 87  # first_packet_on_sequence
 
 # TracePacket.SequenceFlags
 SEQ_INCREMENTAL_STATE_CLEARED = 1
 SEQ_NEEDS_INCREMENTAL_STATE = 2
+
+# TracePacketDefaults (protos/perfetto/trace/trace_packet_defaults.proto)
+_DEFAULTS_CLOCK_ID = 58  # timestamp_clock_id
+_DEFAULTS_TRACK_EVENT = 11  # track_event_defaults
+# TrackEventDefaults (protos/perfetto/trace/track_event/track_event.proto)
+_EVENT_DEFAULTS_TRACK_UUID = 11
+
+# ClockSnapshot and ClockSnapshot.Clock (protos/perfetto/trace/clock_snapshot.proto)
+_SNAPSHOT_CLOCKS = 1
+_CLOCK_ID = 1
+_CLOCK_TIMESTAMP = 2
+_CLOCK_INCREMENTAL = 3
+_BOOTTIME = 6  # the trace's default clock
+_INCREMENTAL_CLOCK = 64  # the first of the ids a sequence defines for itself
 
 # TrackEvent (protos/perfetto/trace/track_event/track_event.proto)
 _EVENT_DEBUG_ANNOTATIONS = 4
@@ -165,10 +190,18 @@ class PerfettoStats:
 
 @dataclass(slots=True)
 class _Track:
-    """A profiler track as a Perfetto track, with the packet heads of its events."""
+    """A Perfetto track and the packet sequence of its events: its interned entries, its
+    incremental clock's last value (None before its first packet) and its packet heads."""
 
     uuid: int
-    end_heads: tuple[bytes, ...]  # an END packet up to its timestamp (see _heads)
+    sequence_id: int
+    now: int | None = None
+    names: _Interned[str] = field(default_factory=lambda: _Interned[str]())
+    annotation_names: _Interned[str] = field(default_factory=lambda: _Interned[str]())
+    locations: _Interned[tuple[str, str, int]] = field(
+        default_factory=lambda: _Interned[tuple[str, str, int]]()
+    )  # (file, function, line)
+    end_heads: tuple[bytes, ...] = ()  # an END packet up to its timestamp (see _heads)
     begin_heads: dict[int, tuple[bytes, ...]] = field(default_factory=dict)  # by scope id
 
 
@@ -178,7 +211,7 @@ class _Process:
 
     uuid: int
     pid: int
-    frames_uuid: int
+    frames: _Track
     tracks: dict[int, _Track] = field(default_factory=dict)  # track ref -> track
     tids: set[int] = field(default_factory=set)
 
@@ -188,8 +221,9 @@ class PerfettoWriter:
 
     ``with PerfettoWriter(file) as trace: trace.add_frame(frame, registry)``;
     leaving the block (or :meth:`close`) writes what is still buffered. The
-    writer never closes ``file``. ``sequence_id`` is the trace's
-    ``trusted_packet_sequence_id``; ``chunk_size`` how many bytes gather
+    writer never closes ``file``. ``sequence_id`` is the first
+    ``trusted_packet_sequence_id`` of the trace, its track descriptors'; each
+    track's events take the next; ``chunk_size`` how many bytes gather
     before a write to the file. :meth:`add_frame` raises
     :class:`~codec.profiler.StreamError` for a scope or track the registry
     does not define, and :class:`~codec.EncodeError` for a time that is
@@ -216,9 +250,7 @@ class PerfettoWriter:
         self._scratch = WireWriter()  # packet heads are encoded here, then kept as bytes
         self._processes: dict[int | None, _Process] = {}  # by session id (None: no session)
         self._next_uuid = 1
-        self._names = _Interned[str]()
-        self._annotation_names = _Interned[str]()
-        self._locations = _Interned[tuple[str, str, int]]()  # (file, function, line)
+        self._next_sequence_id = sequence_id + 1
         self.packets = 0
         self.slices = 0  # one per scope and one per frame
         self.bytes_written = 0  # what has reached the file
@@ -265,42 +297,48 @@ class PerfettoWriter:
         for track, scopes in tracks:
             for scope_id in sorted(set(scopes.scope_id.tolist()) - track.begin_heads.keys()):
                 track.begin_heads[scope_id] = self._begin_heads(track, registry.scope(scope_id))
-        scopes_iid = self._annotation_names.iid(_SCOPES_ANNOTATION)
-        self._write_interned()
-        self._frame_slice(process, frame, scopes_iid)
+        self._frame_slice(process.frames, frame)
         for track, scopes in tracks:
+            self._start(track, int(scopes.start_ns[0]))
+            self._write_interned(track)
             self._scope_slices(track, scopes)
         if len(self._writer.buffer) >= self._chunk_size:
             self.close()
 
     # --- tracks ---------------------------------------------------------------------------
 
-    def _uuid(self) -> int:
-        uuid = self._next_uuid
+    def _new_track(self) -> _Track:
+        """A new track uuid, with the next packet sequence for its events."""
+        uuid, sequence_id = self._next_uuid, self._next_sequence_id
+        if sequence_id >= 2**32:
+            raise EncodeError("more tracks than trusted_packet_sequence_id can number")
         self._next_uuid += 1
-        return uuid
+        self._next_sequence_id += 1
+        track = _Track(uuid, sequence_id)
+        track.end_heads = self._heads(track, TYPE_SLICE_END)
+        return track
 
     def _process(self, session: Session | None) -> _Process:
         key = None if session is None else session.session_id
         process = self._processes.get(key)
         if process is not None:
             return process
-        process = _Process(self._uuid(), len(self._processes) + 1, self._uuid())
+        uuid = self._next_uuid
+        self._next_uuid += 1
+        process = _Process(uuid, len(self._processes) + 1, self._new_track())
         self._processes[key] = process
         name = (session.producer_name if session is not None else "") or "codec profiler"
         with self._descriptor(process.uuid, name) as packet, packet.message(_TRACK_PROCESS):
             packet.int32(_PROCESS_PID, process.pid)
             packet.string(_PROCESS_NAME, name)
-        self._child_track(process.frames_uuid, _FRAMES_TRACK_NAME, process)
+        self._child_track(process.frames.uuid, _FRAMES_TRACK_NAME, process)
         return process
 
     def _track(self, process: _Process, definition: TrackDef) -> _Track:
         track = process.tracks.get(definition.track_ref)
         if track is not None:
             return track
-        uuid = self._uuid()
-        track = _Track(uuid, self._heads(TYPE_SLICE_END, uuid))
-        process.tracks[definition.track_ref] = track
+        track = process.tracks[definition.track_ref] = self._new_track()
         name = definition.name or f"track {definition.track_ref}"
         tid = definition.os_thread_id
         if (
@@ -324,27 +362,78 @@ class PerfettoWriter:
 
     @contextmanager
     def _descriptor(self, uuid: int, name: str) -> Iterator[WireWriter]:
-        """A packet of one ``TrackDescriptor``: its uuid and name, then the block's fields."""
-        packet = self._packet(needs_state=False)
-        with packet as writer, writer.message(_PACKET_TRACK_DESCRIPTOR):
-            writer.uint64(_TRACK_UUID, uuid)
-            writer.string(_TRACK_NAME, name)
-            yield writer
+        """A packet of one ``TrackDescriptor`` (on the first sequence, which has no state):
+        its uuid and name, then the block's fields."""
+        writer = self._writer
+        with writer.message(_TRACE_PACKET):
+            with writer.message(_PACKET_TRACK_DESCRIPTOR):
+                writer.uint64(_TRACK_UUID, uuid)
+                writer.string(_TRACK_NAME, name)
+                yield writer
+            writer.uint32(_PACKET_SEQUENCE_ID, self._sequence_id)
+        self.packets += 1
+
+    # --- sequences ------------------------------------------------------------------------
+
+    def _start(self, track: _Track, time: int) -> None:
+        """The first packet of ``track``'s sequence, unless written: the state every later
+        packet needs (cleared interning, the track, the incremental clock at ``time``)."""
+        if track.now is not None:
+            return
+        with self._packet(track, needs_state=False) as packet:
+            packet.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED)
+            packet.bool(_PACKET_FIRST_ON_SEQUENCE, True)
+            with packet.message(_PACKET_DEFAULTS):
+                packet.uint32(_DEFAULTS_CLOCK_ID, _INCREMENTAL_CLOCK)
+                with packet.message(_DEFAULTS_TRACK_EVENT):
+                    packet.uint64(_EVENT_DEFAULTS_TRACK_UUID, track.uuid)
+            self._clocks(packet, time)
+        track.now = time
+
+    def _rewind(self, track: _Track, time: int) -> None:
+        """A new snapshot of ``track``'s incremental clock at ``time``, earlier than its last."""
+        with self._packet(track) as packet:
+            self._clocks(packet, time)
+        track.now = time
+
+    @staticmethod
+    def _clocks(packet: WireWriter, time: int) -> None:
+        """A ``ClockSnapshot``: the incremental clock and ``BOOTTIME`` both read ``time``."""
+        with packet.message(_PACKET_CLOCK_SNAPSHOT):
+            with packet.message(_SNAPSHOT_CLOCKS):
+                packet.uint32(_CLOCK_ID, _INCREMENTAL_CLOCK)
+                packet.uint64(_CLOCK_TIMESTAMP, time)
+                packet.bool(_CLOCK_INCREMENTAL, True)
+            with packet.message(_SNAPSHOT_CLOCKS):
+                packet.uint32(_CLOCK_ID, _BOOTTIME)
+                packet.uint64(_CLOCK_TIMESTAMP, time)
+
+    def _delta(self, track: _Track, time: int) -> int:
+        """The timestamp of a packet of ``track``'s sequence at ``time``: the nanoseconds
+        since its last packet, after a new snapshot if ``time`` is earlier."""
+        self._start(track, time)
+        if time < track.now:  # type: ignore[operator]  # started
+            self._rewind(track, time)
+        delta = time - track.now  # type: ignore[operator]
+        track.now = time
+        return delta
 
     # --- interning ------------------------------------------------------------------------
 
-    def _location_iid(self, scope: ScopeDef) -> int:
+    def _location_iid(self, track: _Track, scope: ScopeDef) -> int:
         """The iid of the scope's source location; 0 (none) for a scope without a file."""
-        return self._locations.iid((scope.file, scope.function, scope.line)) if scope.file else 0
+        if not scope.file:
+            return 0
+        return track.locations.iid((scope.file, scope.function, scope.line))
 
-    def _write_interned(self) -> None:
-        """One packet of the entries interned since the last one, if there are any."""
-        names = self._names.take_new()
-        annotation_names = self._annotation_names.take_new()
-        locations = self._locations.take_new()
+    def _write_interned(self, track: _Track) -> None:
+        """One packet of the entries ``track``'s sequence interned since its last one, if any."""
+        names = track.names.take_new()
+        annotation_names = track.annotation_names.take_new()
+        locations = track.locations.take_new()
         if not (names or annotation_names or locations):
             return
-        with self._packet() as packet, packet.message(_PACKET_INTERNED_DATA):
+        with self._packet(track) as packet, packet.message(_PACKET_INTERNED_DATA):
             for table, entries in (
                 (_INTERNED_EVENT_NAMES, names),
                 (_INTERNED_DEBUG_ANNOTATION_NAMES, annotation_names),
@@ -365,25 +454,19 @@ class PerfettoWriter:
     # --- packets --------------------------------------------------------------------------
 
     @contextmanager
-    def _packet(self, *, needs_state: bool = True) -> Iterator[WireWriter]:
-        """A packet of the sequence, with its sequence id and flags after the body.
-
-        The trace's first packet clears the incremental state; a packet that
-        refers to interned data (``needs_state``) needs it.
-        """
+    def _packet(self, track: _Track, *, needs_state: bool = True) -> Iterator[WireWriter]:
+        """A packet of ``track``'s sequence, its sequence id (and that it needs the
+        sequence's state, unless it is the first) after the body."""
         writer = self._writer
         with writer.message(_TRACE_PACKET):
             yield writer
-            writer.uint32(_PACKET_SEQUENCE_ID, self._sequence_id)
-            if self.packets == 0:
-                writer.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED)
-                writer.bool(_PACKET_FIRST_ON_SEQUENCE, True)
-            elif needs_state:
+            writer.uint32(_PACKET_SEQUENCE_ID, track.sequence_id)
+            if needs_state:
                 writer.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
         self.packets += 1
 
     def _heads(
-        self, event_type: int, track_uuid: int, name_iid: int = 0, location: int = 0
+        self, track: _Track, event_type: int, name_iid: int = 0, location: int = 0
     ) -> tuple[bytes, ...]:
         """A slice event's packet up to its timestamp, for each size of the timestamp's varint.
 
@@ -393,12 +476,11 @@ class PerfettoWriter:
         bytes.
         """
         scratch = self._scratch
-        scratch.uint32(_PACKET_SEQUENCE_ID, self._sequence_id)
+        scratch.uint32(_PACKET_SEQUENCE_ID, track.sequence_id)
         with scratch.message(_PACKET_TRACK_EVENT):
             scratch.enum(_EVENT_TYPE, event_type)
             if name_iid:
                 scratch.uint64(_EVENT_NAME_IID, name_iid)
-            scratch.uint64(_EVENT_TRACK_UUID, track_uuid)
             if location:
                 scratch.uint64(_EVENT_SOURCE_LOCATION_IID, location)
         scratch.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
@@ -411,25 +493,28 @@ class PerfettoWriter:
         )
 
     def _begin_heads(self, track: _Track, scope: ScopeDef) -> tuple[bytes, ...]:
-        name_iid = self._names.iid(scope.name)
-        return self._heads(TYPE_SLICE_BEGIN, track.uuid, name_iid, self._location_iid(scope))
+        name_iid = track.names.iid(scope.name)
+        return self._heads(track, TYPE_SLICE_BEGIN, name_iid, self._location_iid(track, scope))
 
-    def _frame_slice(self, process: _Process, frame: Frame, scopes_iid: int) -> None:
-        """The frame as a slice of the process's ``frames`` track, with its scope count."""
-        with self._packet() as packet:
-            packet.uint64(_PACKET_TIMESTAMP, frame.start_ns)
-            with packet.message(_PACKET_TRACK_EVENT):
-                with packet.message(_EVENT_DEBUG_ANNOTATIONS):
-                    packet.uint64(_ANNOTATION_NAME_IID, scopes_iid)
-                    packet.uint64(_ANNOTATION_UINT_VALUE, frame.num_scopes)
-                packet.enum(_EVENT_TYPE, TYPE_SLICE_BEGIN)
-                packet.uint64(_EVENT_TRACK_UUID, process.frames_uuid)
-                packet.string(_EVENT_NAME, f"frame {frame.index}")
-        with self._packet() as packet:
-            packet.uint64(_PACKET_TIMESTAMP, frame.start_ns + frame.duration_ns)
-            with packet.message(_PACKET_TRACK_EVENT):
-                packet.enum(_EVENT_TYPE, TYPE_SLICE_END)
-                packet.uint64(_EVENT_TRACK_UUID, process.frames_uuid)
+    def _frame_slice(self, frames: _Track, frame: Frame) -> None:
+        """The frame as a slice of its process's ``frames`` track, with its scope count."""
+        self._start(frames, frame.start_ns)
+        scopes_iid = frames.annotation_names.iid(_SCOPES_ANNOTATION)
+        self._write_interned(frames)
+        for event_type, time in (
+            (TYPE_SLICE_BEGIN, frame.start_ns),
+            (TYPE_SLICE_END, frame.start_ns + frame.duration_ns),
+        ):
+            delta = self._delta(frames, time)
+            with self._packet(frames) as packet:
+                packet.uint64(_PACKET_TIMESTAMP, delta)
+                with packet.message(_PACKET_TRACK_EVENT):
+                    packet.enum(_EVENT_TYPE, event_type)
+                    if event_type == TYPE_SLICE_BEGIN:
+                        with packet.message(_EVENT_DEBUG_ANNOTATIONS):
+                            packet.uint64(_ANNOTATION_NAME_IID, scopes_iid)
+                            packet.uint64(_ANNOTATION_UINT_VALUE, frame.num_scopes)
+                        packet.string(_EVENT_NAME, f"frame {frame.index}")
         self.slices += 1
 
     def _scope_slices(self, track: _Track, scopes: TrackScopes) -> None:
@@ -438,37 +523,46 @@ class PerfettoWriter:
         In pre-order a scope begins after every scope still open at its depth
         or deeper has ended, so a stack of open end times gives the order.
         Each event is its head, chosen by the size of its timestamp's varint,
-        then the timestamp.
+        then the timestamp: the nanoseconds since the sequence's last event.
         """
         starts = numpy.asarray(scopes.start_ns, dtype=numpy.int64)  # checked: _check_times
         ends = starts + numpy.asarray(scopes.duration_ns, dtype=numpy.int64)
-        writer = self._writer
-        raw, timestamp = writer.raw, writer.uint64
         begin_heads, end_heads = track.begin_heads, track.end_heads
-        open_ends: list[tuple[int, int]] = []  # end time and its varint size - 1
-        for scope_id, start, start_size, end, end_size, depth in zip(
-            scopes.scope_id.tolist(),
-            starts.tolist(),
-            _varint_sizes(starts),
-            ends.tolist(),
-            _varint_sizes(ends),
-            scopes.depth.tolist(),
+        times: list[int] = []
+        heads: list[tuple[bytes, ...]] = []
+        open_ends: list[int] = []
+        for scope_id, start, end, depth in zip(
+            scopes.scope_id.tolist(), starts.tolist(), ends.tolist(), scopes.depth.tolist(),
             strict=True,
-        ):
+        ):  # fmt: skip
             while len(open_ends) > depth:
-                end_ns, size = open_ends.pop()
-                raw(end_heads[size])
-                timestamp(_PACKET_TIMESTAMP, end_ns)
-            raw(begin_heads[scope_id][start_size])
-            timestamp(_PACKET_TIMESTAMP, start)
-            open_ends.append((end, end_size))
+                times.append(open_ends.pop())
+                heads.append(end_heads)
+            times.append(start)
+            heads.append(begin_heads[scope_id])
+            open_ends.append(end)
         while open_ends:
-            end_ns, size = open_ends.pop()
-            raw(end_heads[size])
-            timestamp(_PACKET_TIMESTAMP, end_ns)
+            times.append(open_ends.pop())
+            heads.append(end_heads)
+        stamps = numpy.array([track.now, *times], dtype=numpy.int64)  # started: now is set
+        deltas = stamps[1:] - stamps[:-1]
+        if deltas.min() < 0:  # scopes that overlap without nesting: one event at a time
+            for time, event_heads in zip(times, heads, strict=True):
+                self._events(track, [event_heads], [self._delta(track, time)])
+        else:
+            track.now = times[-1]
+            self._events(track, heads, deltas.tolist())
         count = len(scopes)
-        self.packets += 2 * count
         self.slices += count
+
+    def _events(self, track: _Track, heads: list[tuple[bytes, ...]], deltas: list[int]) -> None:
+        """Slice events of ``track``'s sequence: each its head for the size of its
+        timestamp (``deltas``, not negative), then the timestamp."""
+        raw, timestamp = self._writer.raw, self._writer.uint64
+        for event_heads, delta, size in zip(heads, deltas, _varint_sizes(deltas), strict=True):
+            raw(event_heads[size])
+            timestamp(_PACKET_TIMESTAMP, delta)
+        self.packets += len(deltas)
 
 
 def _check_times(frame: Frame) -> None:
@@ -512,7 +606,7 @@ def _columns(scopes: TrackScopes) -> tuple[Any, ...]:
     return (scopes.scope_id, scopes.start_ns, scopes.duration_ns, scopes.depth)
 
 
-def _varint_sizes(values: npt.NDArray[numpy.int64]) -> list[int]:
+def _varint_sizes(values: list[int]) -> list[int]:
     """The bytes of each value's varint, minus one (values are not negative)."""
     return numpy.searchsorted(_VARINT_STEPS, values, side="right").tolist()  # type: ignore[no-any-return]
 

@@ -22,10 +22,13 @@ sequence's first packet: ``SEQ_INCREMENTAL_STATE_CLEARED``, the track
 ``ClockSnapshot`` beside ``BOOTTIME`` at the same time). A packet's
 timestamp is then the nanoseconds since the sequence's last packet: two or
 three bytes, where an absolute one takes nine. An event that would go back
-in time is preceded by a new snapshot. Every later packet of the sequence
-says ``SEQ_NEEDS_INCREMENTAL_STATE``. Event names, source locations (file,
-function, line) and debug annotation names are interned per sequence by
-content, under iids from 1 that are never redefined, in an
+in time is preceded by a new snapshot. Later packets do not repeat
+``SEQ_NEEDS_INCREMENTAL_STATE``: the flag tells a reader to drop what
+follows a lost packet, a file written whole by one writer loses none, and
+Perfetto's trace processor reads the state the same without it, so it
+would cost 2 bytes a packet for nothing. Event names, source locations
+(file, function, line) and debug annotation names are interned per
+sequence by content, under iids from 1 that are never redefined, in an
 ``interned_data`` packet written before the first event that refers to
 them. Track descriptors need no state, and go on a sequence of their own,
 the first.
@@ -44,10 +47,10 @@ slice nests as in the profile. Times are the profiler's nanoseconds on
 A slice event differs from every other event of its track and scope only in
 its timestamp, so its packet is written as a head, encoded once per track,
 scope and size of the timestamp's varint (the packet's tag and length, its
-sequence id, track event and flags) and copied in with
+sequence id and track event) and copied in with
 :meth:`~codec.wire.WireWriter.raw`, then the timestamp, last: two writes and no
 object per packet, where a nested message would cost a back-patched region.
-A slice costs about 30 bytes: a BEGIN of 14 to 19, an END of 12 to 14.
+A slice costs about 26 bytes: a BEGIN of 12 to 17, an END of 10 to 12.
 """
 
 from __future__ import annotations
@@ -70,7 +73,6 @@ from codec.wire import LEN, WireWriter
 
 __all__ = [
     "SEQ_INCREMENTAL_STATE_CLEARED",
-    "SEQ_NEEDS_INCREMENTAL_STATE",
     "TYPE_SLICE_BEGIN",
     "TYPE_SLICE_END",
     "PerfettoStats",
@@ -95,7 +97,6 @@ _PACKET_FIRST_ON_SEQUENCE = 87  # first_packet_on_sequence
 
 # TracePacket.SequenceFlags
 SEQ_INCREMENTAL_STATE_CLEARED = 1
-SEQ_NEEDS_INCREMENTAL_STATE = 2
 
 # TracePacketDefaults (protos/perfetto/trace/trace_packet_defaults.proto)
 _DEFAULTS_CLOCK_ID = 58  # timestamp_clock_id
@@ -380,7 +381,7 @@ class PerfettoWriter:
         packet needs (cleared interning, the track, the incremental clock at ``time``)."""
         if track.now is not None:
             return
-        with self._packet(track, needs_state=False) as packet:
+        with self._packet(track) as packet:
             packet.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED)
             packet.bool(_PACKET_FIRST_ON_SEQUENCE, True)
             with packet.message(_PACKET_DEFAULTS):
@@ -454,15 +455,12 @@ class PerfettoWriter:
     # --- packets --------------------------------------------------------------------------
 
     @contextmanager
-    def _packet(self, track: _Track, *, needs_state: bool = True) -> Iterator[WireWriter]:
-        """A packet of ``track``'s sequence, its sequence id (and that it needs the
-        sequence's state, unless it is the first) after the body."""
+    def _packet(self, track: _Track) -> Iterator[WireWriter]:
+        """A packet of ``track``'s sequence, its sequence id after the body."""
         writer = self._writer
         with writer.message(_TRACE_PACKET):
             yield writer
             writer.uint32(_PACKET_SEQUENCE_ID, track.sequence_id)
-            if needs_state:
-                writer.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
         self.packets += 1
 
     def _heads(
@@ -471,7 +469,7 @@ class PerfettoWriter:
         """A slice event's packet up to its timestamp, for each size of the timestamp's varint.
 
         The head is field 1 of ``Trace`` and the packet's length, then its
-        sequence id, track event and flags; the timestamp (field 8) follows
+        sequence id and track event; the timestamp (field 8) follows
         it, last in the packet. Item ``n`` is for a varint of ``n + 1``
         bytes.
         """
@@ -483,7 +481,6 @@ class PerfettoWriter:
                 scratch.uint64(_EVENT_NAME_IID, name_iid)
             if location:
                 scratch.uint64(_EVENT_SOURCE_LOCATION_IID, location)
-        scratch.uint32(_PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE)
         with scratch.buffer.getbuffer() as view:
             body = bytes(view)
         scratch.buffer.clear()

@@ -152,60 +152,49 @@ class _Reader:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def frames_table(self) -> Any:
-        pa = self.pa
-        session, frame, start, duration, scopes = _columns(self.frames, 5)
-        return pa.table(
-            {
-                "session": pa.array(session, pa.uint32()),
-                "frame": pa.array(frame, pa.uint64()),
-                "start_ns": pa.array(start, pa.int64()),
-                "duration_ns": pa.array(duration, pa.int64()),
-                "scopes": pa.array(scopes, pa.uint32()),
-            }
-        )
+        return _table(self.pa, self.frames, _FRAME_COLUMNS)
 
     def threads_table(self) -> Any:
-        pa = self.pa
         rows = [
             (session, t.track_ref, t.name, t.kind.name, t.os_thread_id)
             for session, registry in self.registries.items()
             for t in registry.tracks
         ]
-        session, track, name, kind, tid = _columns(rows, 5)
-        return pa.table(
-            {
-                "session": pa.array(session, pa.uint32()),
-                "track": pa.array(track, pa.uint32()),
-                "name": pa.array(name, pa.string()),
-                "kind": pa.array(kind, pa.string()),
-                "os_thread_id": pa.array(tid, pa.int64()),
-            }
-        )
+        return _table(self.pa, rows, _THREAD_COLUMNS)
 
     def scope_defs_table(self) -> Any:
-        pa = self.pa
         rows = [
             (session, s.scope_id, s.name, s.kind.name, s.function, s.file, s.line)
             for session, registry in self.registries.items()
             for s in registry.scopes
         ]
-        session, scope_id, name, kind, function, file, line = _columns(rows, 7)
-        return pa.table(
-            {
-                "session": pa.array(session, pa.uint32()),
-                "scope_id": pa.array(scope_id, pa.uint32()),
-                "name": pa.array(name, pa.string()),
-                "kind": pa.array(kind, pa.string()),
-                "function": pa.array(function, pa.string()),
-                "file": pa.array(file, pa.string()),
-                "line": pa.array(line, pa.uint32()),
-            }
-        )
+        return _table(self.pa, rows, _SCOPE_DEF_COLUMNS)
 
 
-def _columns(rows: list[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
-    """``rows`` as ``width`` columns (empty ones for no rows)."""
-    return list(zip(*rows, strict=True)) if rows else [()] * width
+# The small tables' columns: (name, pyarrow type's name), in row order.
+_FRAME_COLUMNS = (
+    ("session", "uint32"), ("frame", "uint64"), ("start_ns", "int64"),
+    ("duration_ns", "int64"), ("scopes", "uint32"),
+)  # fmt: skip
+_THREAD_COLUMNS = (
+    ("session", "uint32"), ("track", "uint32"), ("name", "string"), ("kind", "string"),
+    ("os_thread_id", "int64"),
+)  # fmt: skip
+_SCOPE_DEF_COLUMNS = (
+    ("session", "uint32"), ("scope_id", "uint32"), ("name", "string"), ("kind", "string"),
+    ("function", "string"), ("file", "string"), ("line", "uint32"),
+)  # fmt: skip
+
+
+def _table(pa: Any, rows: list[tuple[Any, ...]], columns: tuple[tuple[str, str], ...]) -> Any:
+    """A table of ``rows``, a column per item of ``columns`` (its name and type)."""
+    values = list(zip(*rows, strict=True)) if rows else [()] * len(columns)
+    return pa.table(
+        {
+            name: pa.array(column, getattr(pa, kind)())
+            for (name, kind), column in zip(columns, values, strict=True)
+        }
+    )
 
 
 def scope_batches(

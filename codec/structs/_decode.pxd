@@ -1,5 +1,6 @@
 # C types for _decode.py (Cython pure-Python mode).
 cimport cython
+from cpython.dict cimport PyDict_SetItem
 from cpython.object cimport PyObject
 from libc.stdint cimport uint64_t
 
@@ -102,19 +103,19 @@ cdef bytes _bytes_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decodi
 @cython.locals(first=cython.p_char, text=object, bad=int)
 cdef object _text_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
 @cython.locals(width=Py_ssize_t)
-cdef int _decode_packed(FieldPlan field, Struct message, const uchar *data, Py_ssize_t pos,
-                        Py_ssize_t end, Decoding state) except -1
+cdef int _decode_packed(MessagePlan plan, FieldPlan field, Struct message, const uchar *data,
+                        Py_ssize_t pos, Py_ssize_t end, Decoding state) except -1
 @cython.locals(count=Py_ssize_t)
 cdef object _numpy_column(FieldPlan field, object current, const uchar *data, Py_ssize_t pos,
                           Py_ssize_t end, Decoding state, Py_ssize_t width)
-cdef bint _decode_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
+cdef bint _decode_entry(FieldPlan field, object mapping, const uchar *data, Py_ssize_t pos,
                        Py_ssize_t end, Decoding state, int depth) except -1
 @cython.locals(key_field=FieldPlan, value_field=FieldPlan, elements=Py_ssize_t, start=Py_ssize_t,
                at=Py_ssize_t)
-cdef bint _read_entry(FieldPlan field, dict mapping, const uchar *data, Py_ssize_t pos,
+cdef bint _read_entry(FieldPlan field, object mapping, const uchar *data, Py_ssize_t pos,
                       Py_ssize_t end, Decoding state, int depth) except -1
 @cython.locals(entry_plan=MessagePlan, entry=Struct, value_field=FieldPlan)
-cdef bint _decode_entry_struct(FieldPlan field, dict mapping, const uchar *data,
+cdef bint _decode_entry_struct(FieldPlan field, object mapping, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, Decoding state,
                               int depth) except -1
 cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
 
 if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and constants
+    PyDict_SetItem = dict.__setitem__  # an Entries' own store: the decoder's is unchecked
     from codec._buffer import uninitialised
     from codec._varint import read_le, stream_base, varint_value
     from codec._wire import (
@@ -329,12 +330,13 @@ def _decode_field(
             return -1
         after = _length_end(data, pos, end, state)
         state.spend(1, state.base + pos)
-        if _decode_entry(field, _container(message, field), data, state.body, after, state, depth):
+        entries = _container(plan, message, field)
+        if _decode_entry(field, entries, data, state.body, after, state, depth):
             return after
         return -1  # as upb does, an entry holding unknown fields stays in the unknown fields
     if field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64):
         after = _length_end(data, pos, end, state)
-        _decode_packed(field, message, data, state.body, after, state)
+        _decode_packed(plan, field, message, data, state.body, after, state)
         return after
     if wire != field.wire_type:
         return -1
@@ -357,7 +359,7 @@ def _decode_field(
             after = _length_end(data, pos, end, state)
             decode_message(field.message, sub, data, state.body, after, state, depth + 1, 0)  # type: ignore[arg-type]
         if field.repeated:
-            _append(message, field, sub)
+            _append(plan, message, field, sub)
         else:
             _set_field(plan, message, field, sub)
         return after
@@ -366,7 +368,7 @@ def _decode_field(
         return -1  # proto2: an unknown enum value is kept as an unknown field
     if field.repeated:
         state.spend(1, state.base + pos)
-        _append(message, field, value)
+        _append(plan, message, field, value)
     else:
         _set_field(plan, message, field, value)
     return state.after
@@ -374,16 +376,16 @@ def _decode_field(
 
 @cython.cfunc
 @cython.inline
-@cython.locals(message=Struct, field=FieldPlan)
+@cython.locals(plan=MessagePlan, message=Struct, field=FieldPlan)
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
-def _append(message: Struct, field: FieldPlan, value: Any) -> None:
+def _append(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
     """Append a decoded element to a repeated field's container, unchecked.
 
     The field may hold another sequence (assigned by the caller, or a numpy
     array from an earlier packed run): it becomes a list first.
     """
-    current = _container(message, field)
+    current = _container(plan, message, field)
     if not isinstance(current, list):
         current = current.tolist() if hasattr(current, "tolist") else list(current)
         _store(message, field, current)
@@ -441,7 +443,13 @@ def _text_at(data: Any, start: int, end: int, state: Decoding) -> str | None:
 
 
 def _decode_packed(
-    field: FieldPlan, message: Struct, data: Any, pos: int, end: int, state: Decoding
+    plan: MessagePlan,
+    field: FieldPlan,
+    message: Struct,
+    data: Any,
+    pos: int,
+    end: int,
+    state: Decoding,
 ) -> None:
     """Append the elements of a packed run ``data[pos:end]`` to the field's list."""
     width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
@@ -457,7 +465,7 @@ def _decode_packed(
             value = _read_value(field, data, pos, end, state)
             state.spend(1, state.base + pos)
             if field.closed_enum is None or value in field.closed_enum:
-                _append(message, field, value)
+                _append(plan, message, field, value)
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
                 _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
@@ -563,7 +571,7 @@ def _read_entry(
             decode_message(value_field.message, value, data, state.body, pos, state, depth + 2, 0)
     if value is None:
         value = _new_part(value_field.message, state, start)  # type: ignore[arg-type]
-    mapping[key] = value
+    PyDict_SetItem(mapping, key, value)
     return True
 
 
@@ -597,7 +605,7 @@ def _decode_entry_struct(
     value = _slot(entry, value_field)
     if value is None:
         value = _new_part(value_field.message, state, pos)  # type: ignore[arg-type]
-    mapping[_slot(entry, field.map_key)] = value  # type: ignore[arg-type]
+    PyDict_SetItem(mapping, _slot(entry, field.map_key), value)  # type: ignore[arg-type]
     return True
 
 

@@ -139,8 +139,9 @@ cdef int _message(Tape tape, MessagePlan plan, Struct message, int depth) except
 cdef int _unknown_fields(Tape tape, Struct message) except -1
 @cython.locals(field=FieldPlan, extensions=MessagePlan)
 cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) except -1
-@cython.locals(sub=MessagePlan)
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
+@cython.locals(sub=MessagePlan)
+cdef int _repeated(Tape tape, FieldPlan field, MessagePlan plan, object items, int depth) except -1
 @cython.locals(start=Py_ssize_t, prefix=Prefix, i=Py_ssize_t)
 cdef int _packed(Tape tape, FieldPlan field, object items) except -1
 @cython.locals(wire_type=int, kind=int, sub=MessagePlan, bits=uint64_t)

@@ -579,15 +579,24 @@ def _field(tape: Tape, field: FieldPlan, plan: MessagePlan, value: Any, depth: i
             _check_sequence(field, plan, value)
         if field.packed:
             _packed(tape, field, value)
-        elif field.message is not None:  # messages or groups
-            sub = cython.cast(MessagePlan, field.message)
-            for item in value:
-                if type(item) is not sub.cls:
-                    raise _not_message(field, plan, item)
-                _nested(tape, field, sub, cython.cast(Struct, item), depth)
-        else:
-            for item in value:
-                _value(tape, field, plan, item, depth, False)
+        else:  # a list (a Repeated too) is walked by index, without an iterator object
+            _repeated(tape, field, plan, value if isinstance(value, list) else list(value), depth)
+
+
+def _repeated(
+    tape: Tape, field: FieldPlan, plan: MessagePlan, items: list[Any], depth: int
+) -> None:
+    """Put the elements of an unpacked repeated field (a list, or a subclass of one: read
+    as a list, by index) on the tape, one field each."""
+    if field.message is not None:  # messages or groups
+        sub = cython.cast(MessagePlan, field.message)
+        for item in cython.cast(list, items):
+            if type(item) is not sub.cls:
+                raise _not_message(field, plan, item)
+            _nested(tape, field, sub, cython.cast(Struct, item), depth)
+    else:
+        for item in cython.cast(list, items):
+            _value(tape, field, plan, item, depth, False)
 
 
 def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:

@@ -140,7 +140,7 @@ cdef int _mark(Struct message, MessagePlan plan, Py_ssize_t bit, bint present) e
 cdef uint64_t _with_bit(uint64_t word, Py_ssize_t bit, bint present) noexcept
 @cython.locals(size=Py_ssize_t, held=bytearray, grown=bytearray)
 cdef word_ptr _more_words(Struct message, MessagePlan plan) except NULL
-cdef object _container(object message, FieldPlan field)
+cdef object _container(MessagePlan plan, object message, FieldPlan field)
 @cython.locals(items=Repeated, entries=Entries)
 cdef object _items(MessagePlan plan, Struct message, FieldPlan field)
 cdef int _store_read_container(Struct message, FieldPlan field, object container) except -1

@@ -168,15 +168,16 @@ def _more_words(message: Struct, plan: MessagePlan) -> Any:
     return cython.cast(word_ptr, PyByteArray_AS_STRING(message._has_more))  # type: ignore[name-defined, attr-defined]
 
 
-def _container(message: Any, field: FieldPlan) -> Any:
-    """The list or dict of a repeated or map field, made and stored on first use.
-
-    The decoder fills a plain list; :func:`_items` makes it a
-    :class:`Repeated` when Python code reads the field.
-    """
+def _container(plan: MessagePlan, message: Any, field: FieldPlan) -> Any:
+    """The container of a repeated or map field of ``plan``'s ``message``, made and stored
+    on first use: the :class:`Repeated` or :class:`Entries` Python code reads, which the
+    decoder fills through the list's or the dict's own C API, unchecked."""
     items = _slot(message, field)
     if items is None:
-        items = {} if field.map_key is not None else []
+        if field.map_key is not None:
+            items = _new_entries(field, None)
+        else:
+            items = _new_items(plan, field, None)
         _store(message, field, items)
     return items
 
@@ -543,7 +544,7 @@ def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
             value = _slot(message, cython.cast(FieldPlan, fields[i]))
             if not PyType_IS_GC(Py_TYPE(value)) or not PyObject_GC_IsTracked(value):
                 continue
-            if type(value) is list or type(value) is dict or isinstance(value, Struct):
+            if isinstance(value, (list, dict, Struct)):  # the plain ones of _append too
                 PyObject_GC_UnTrack(value)
         extensions = plan.extensions
         if extensions is not None:  # their struct's fields were decoded into it directly

@@ -16,6 +16,7 @@ the first promise is checked compiled only; the second in both builds.
 
 from __future__ import annotations
 
+import collections
 import gc
 import weakref
 from collections.abc import Callable
@@ -186,7 +187,51 @@ def test_a_cycle_closed_through_the_checks_is_collected(close: Callable[[Any], N
     assert collected(make)
 
 
-FIELDS = ("left", "right", "children", "named")
+# Each puts a decoded Tree ``d`` (untracked, and holding d.left) into a new container made by
+# a checked path, in the fresh Tree ``t``; the test then closes a cycle back through d.
+PLACEMENTS: dict[str, Callable[[Any, Any], object]] = {
+    "assign-a-list": lambda t, d: setattr(t, "children", [d]),
+    "assign-a-tuple": lambda t, d: setattr(t, "children", (d,)),
+    "assign-a-deque": lambda t, d: setattr(t, "children", collections.deque([d])),
+    "constructor": lambda t, d: setattr(t, "right", Tree(children=[d])),
+    "a-dict-for-a-message": lambda t, d: setattr(t, "left", {"children": [d]}),
+    "add": lambda t, d: t.children.add(children=[d]),
+    "append-a-dict": lambda t, d: t.children.append({"children": [d]}),
+    "map-item-a-dict": lambda t, d: t.named.__setitem__("k", {"children": [d]}),
+    "assign-a-map": lambda t, d: setattr(t, "named", {"k": d}),
+    "default-sub-message": lambda t, d: setattr(t.right.right, "children", [d]),
+}
+
+
+@pytest.mark.parametrize("place", PLACEMENTS.values(), ids=PLACEMENTS.keys())
+def test_a_decoded_struct_put_in_a_new_container_is_collected_in_a_cycle(
+    place: Callable[[Any, Any], object],
+) -> None:
+    def make() -> list[Any]:
+        tree, decoded = Tree(value=9), _decoded_tree()
+        place(tree, decoded)
+        decoded.left.left = tree  # a cycle if decoded is held by tree
+        return [tree, decoded, decoded.left]
+
+    assert collected(make)
+
+
+@pytest.mark.parametrize("how", ["ParseFromString", "MergeFromString", "CopyFrom", "MergeFrom"])
+def test_a_message_filled_by_pb2_s_methods_is_collected_in_a_cycle(how: str) -> None:
+    def make() -> list[Any]:
+        tree = Tree()
+        if how.endswith("FromString"):
+            getattr(tree, how)(TREE_BYTES)
+        else:
+            getattr(tree, how)(_decoded_tree())
+        child = tree.children[0]
+        child.children.append(tree)  # tree -> children -> child -> its children -> tree
+        return [tree, child]
+
+    assert collected(make)
+
+
+FIELDS = ("left", "right", "children", "named", "children=")
 
 
 @given(st.lists(st.tuples(st.sampled_from(FIELDS), st.integers(0, 99), st.integers(0, 99))))
@@ -202,6 +247,8 @@ def test_any_graph_made_through_the_checks_is_collected(stores: list[Any]) -> No
                 setattr(holder, field, value)
             elif field == "children":
                 holder.children.append(value)
+            elif field == "children=":
+                holder.children = [value, *holder.children]
             else:
                 holder.named[str(which)] = value
         return [s for s in structs_and_containers(roots) if hasattr(type(s), "__plan__")]

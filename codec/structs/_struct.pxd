@@ -167,7 +167,7 @@ cdef FieldPlan _field_holding(MessagePlan plan, Struct message, Struct part)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(other=Py_ssize_t)
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(items=Repeated, entries=Entries)
+@cython.locals(items=Repeated, entries=Entries, holds_structs=bint, checked=list)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
 @cython.locals(kind=int, sub=MessagePlan, real=double, converted=object)
 cdef object _checked_value(MessagePlan plan, FieldPlan field, object value)

@@ -272,10 +272,11 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
     zero-copy values). Message fields take a struct of their type, a dict of
     its fields' values (made into one, as pb2's constructors take it), or
     None to clear them. A repeated field takes a list or tuple of what its
-    elements take, made into a :class:`Repeated`, or another sequence (a
-    numpy array), kept as it is and checked when it is encoded; a map field
-    takes a dict (or what ``dict()`` takes) whose keys and values are
-    checked as its entry's fields, made into :class:`Entries`.
+    elements take, made into a :class:`Repeated`; one of numbers or strings
+    also takes another sequence (a numpy array), kept as it is and checked
+    when it is encoded. A map field takes a dict (or what ``dict()`` takes)
+    whose keys and values are checked as its entry's fields, made into
+    :class:`Entries`.
     """
     if not field.repeated:
         return _checked_value(plan, field, value)
@@ -291,10 +292,15 @@ def _checked_by_kind(plan: MessagePlan, field: FieldPlan, value: Any) -> Any:
         return entries
     if isinstance(value, (str, bytes, dict)) or not _sized(value):
         raise _type_error(plan, field, "a sequence", value)
-    if not isinstance(value, (list, tuple)):
+    holds_structs = _holds_structs(field)
+    if not holds_structs and not isinstance(value, (list, tuple)):
         return value  # a numpy array, or another sequence: kept as it is, checked when encoded
-    items = _new_items(plan, field, None)
-    list.extend(items, [_checked_value(plan, field, item) for item in value])
+    items = _new_items(plan, field, None)  # tracked: so must be what it holds (4)
+    checked = [_checked_value(plan, field, item) for item in value]
+    if holds_structs:
+        for item in checked:
+            _track_value(item)
+    list.extend(items, checked)
     return items
 
 

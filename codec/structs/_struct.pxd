@@ -188,10 +188,11 @@ cdef bint _is_node(object value) noexcept
 @cython.locals(pending=list, item=object)
 cdef int track_reachable(object root) except -1
 cdef bint _holds_structs(FieldPlan field) noexcept
-@cython.locals(plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan)
 cdef bint _is_leaf(object item) except -1
-@cython.locals(plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan, value=object)
 cdef int _push_held(object item, list pending) except -1
+@cython.locals(found=bint, plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan,
+               value=object)
+cdef bint _held(object item, list pending) except -1
 cdef int track_store(object holder, object value) except -1
 @cython.locals(needs_tracking=bint)
 cdef int _put_below(Struct message, FieldPlan field, object value) except -1

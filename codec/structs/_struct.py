@@ -550,7 +550,7 @@ def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
             value = _slot(message, cython.cast(FieldPlan, fields[i]))
             if not PyType_IS_GC(Py_TYPE(value)) or not PyObject_GC_IsTracked(value):
                 continue
-            if isinstance(value, (list, dict, Struct)):  # the plain ones of _append too
+            if _is_node(value):  # the plain lists of _append too
                 PyObject_GC_UnTrack(value)
         extensions = plan.extensions
         if extensions is not None:  # their struct's fields were decoded into it directly
@@ -600,38 +600,40 @@ def _holds_structs(field: FieldPlan | None) -> bool:
 
 def _is_leaf(item: Any) -> bool:
     """Whether ``item``, a struct or a container, holds no struct and no container of them."""
-    if isinstance(item, Struct):
-        plan = _plan_of_class(type(item))
-        fields = plan.fields_by_slot
-        for i in range(len(fields)):
-            field = cython.cast(FieldPlan, fields[i])
-            if _holds_structs(field) and _is_node(_slot(item, field)):
-                return False
-        return plan.extensions is None or not _is_node(_slot(item, plan.extensions))
-    values = dict.values(item) if isinstance(item, dict) else item
-    return not any(_is_node(value) for value in values)
+    return not _held(item, None)
 
 
 def _push_held(item: Any, pending: list[Any]) -> None:
     """Append the structs and containers of structs that ``item``, a struct or a
     container, holds."""
+    _held(item, pending)
+
+
+def _held(item: Any, pending: list[Any] | None) -> bool:
+    """Whether ``item``, a struct or a container, holds a struct or a container of them;
+    each is appended to ``pending``, or the first one found answers, if it is None."""
+    found = False
     if isinstance(item, Struct):
         plan = _plan_of_class(type(item))
         fields = plan.fields_by_slot
-        for i in range(len(fields)):
-            field = cython.cast(FieldPlan, fields[i])
-            if _holds_structs(field):
-                value = _slot(item, field)
-                if _is_node(value):
-                    pending.append(value)
-        if plan.extensions is not None:
-            value = _slot(item, plan.extensions)
+        for i in range(len(fields) + 1):  # the fields, then the extensions' slot
+            field = plan.extensions if i == len(fields) else cython.cast(FieldPlan, fields[i])
+            if field is None or not _holds_structs(field):
+                continue
+            value = _slot(item, field)
             if _is_node(value):
+                if pending is None:
+                    return True
                 pending.append(value)
-    elif isinstance(item, list):
-        pending.extend([value for value in item if _is_node(value)])
-    elif isinstance(item, dict):
-        pending.extend([value for value in dict.values(item) if _is_node(value)])
+                found = True
+        return found
+    for value in dict.values(item) if isinstance(item, dict) else item:
+        if _is_node(value):
+            if pending is None:
+                return True
+            pending.append(value)
+            found = True
+    return found
 
 
 def _put_below(message: Struct, field: FieldPlan, value: Any) -> None:

@@ -90,7 +90,7 @@ class _Reader:
         self.frames: list[tuple[int, int, int, int, int]] = []
         self.registries: dict[int, Registry] = {}  # session number -> its last registry
         self._sessions: dict[int | None, int] = {}  # session id -> number
-        self._pending: list[tuple[int, Frame]] = []
+        self._pending: list[Frame] = []  # of the current session
         self._rows = 0
 
     def batches(self) -> Iterator[Any]:
@@ -108,7 +108,7 @@ class _Reader:
             self.frames.append(
                 (session, item.index, item.start_ns, item.duration_ns, item.num_scopes)
             )
-            self._pending.append((session, item))
+            self._pending.append(item)
             self._rows += item.num_scopes
             if self._rows >= self._batch_rows:
                 yield self._batch(current)
@@ -120,7 +120,7 @@ class _Reader:
         pa = self.pa
         registry = self.registries[session]
         columns: dict[str, list[Any]] = {name: [] for name in self.schema.names}
-        for _, frame in self._pending:
+        for frame in self._pending:
             for track in frame.tracks:
                 count = len(track)
                 if not count:

@@ -41,6 +41,11 @@ OTLP = otlp.requests(100)
 OTLP_STREAM = bytes(best_encode(OTLP))
 OTLP_STRUCTS = [codec.from_pb2(request) for request in OTLP]
 OTLP_DECODER = codec.Decoder(type(OTLP_STRUCTS[0]))
+# codec's lazy decode (codec.Decoder(lazy=True)), a peer of its own in the decode rows.
+LAZY_SAMPLES = codec.Decoder(w.SampleStruct, lazy=True)
+LAZY_TRACE = codec.Decoder(type(w.TRACE_STRUCT), lazy=True)
+LAZY_RECORDS = codec.Decoder(w.RECORD_DECODER.type, lazy=True)
+LAZY_OTLP = codec.Decoder(type(OTLP_STRUCTS[0]), lazy=True)
 OTLP_CLASS = type(OTLP[0])
 MSGSPEC_RECORDS = s.construct_all(s.SampleRecord)
 
@@ -80,17 +85,20 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "upb": lambda: w.read_samples(best_decode(w.SAMPLES.stream)),
         "upb naive": lambda: w.read_samples(peers.naive_decode(w.SAMPLES.stream)),
         "codec": lambda: w.read_samples(codec_decode(w.SAMPLES.stream, w.SampleStruct)),
+        "codec lazy": lambda: w.read_samples(codec_decode(w.SAMPLES.stream, LAZY_SAMPLES)),
         "msgspec": lambda: w.read_samples([w.SAMPLE_DECODER.decode(p) for p in w.SAMPLE_MSGPACK]),
     },
     "W2 decode + read": {
         "upb": lambda: w.read_trace(peerbench.Trace.FromString(w.TRACE_BYTES)),
         "codec": lambda: w.read_trace(w.TRACE_DECODER.decode(w.TRACE_BYTES)),
+        "codec lazy": lambda: w.read_trace(LAZY_TRACE.decode(w.TRACE_BYTES)),
         "msgspec": lambda: w.read_trace(w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK)),
     },
     "W3 decode + read": {
         "upb": lambda: w.read_records(best_decode(w.RECORD_STREAM, peerbench.Record)),
         "upb naive": lambda: w.read_records(peers.naive_decode(w.RECORD_STREAM, peerbench.Record)),
         "codec": lambda: w.read_records(codec_decode(w.RECORD_STREAM, w.RECORD_DECODER)),
+        "codec lazy": lambda: w.read_records(codec_decode(w.RECORD_STREAM, LAZY_RECORDS)),
         "msgspec": lambda: w.read_records(
             [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK]
         ),
@@ -99,17 +107,20 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
         "upb": lambda: best_decode(w.SAMPLES.stream),
         "upb naive": lambda: peers.naive_decode(w.SAMPLES.stream),
         "codec": lambda: codec_decode(w.SAMPLES.stream, w.SampleStruct),
+        "codec lazy": lambda: codec_decode(w.SAMPLES.stream, LAZY_SAMPLES),
         "msgspec": lambda: [w.SAMPLE_DECODER.decode(p) for p in w.SAMPLE_MSGPACK],
     },
     "W2 decode only": {
         "upb": lambda: peerbench.Trace.FromString(w.TRACE_BYTES),
         "codec": lambda: w.TRACE_DECODER.decode(w.TRACE_BYTES),
+        "codec lazy": lambda: LAZY_TRACE.decode(w.TRACE_BYTES),
         "msgspec": lambda: w.TRACE_MSGSPEC_DECODER.decode(w.TRACE_MSGPACK),
     },
     "W3 decode only": {
         "upb": lambda: best_decode(w.RECORD_STREAM, peerbench.Record),
         "upb naive": lambda: peers.naive_decode(w.RECORD_STREAM, peerbench.Record),
         "codec": lambda: codec_decode(w.RECORD_STREAM, w.RECORD_DECODER),
+        "codec lazy": lambda: codec_decode(w.RECORD_STREAM, LAZY_RECORDS),
         "msgspec": lambda: [w.RECORD_MSGSPEC_DECODER.decode(m) for m in w.RECORD_MSGPACK],
     },
     "W4 OTLP encode": {
@@ -120,10 +131,12 @@ ROWS: dict[str, dict[str, Callable[[], object]]] = {
     "W4 OTLP decode + read": {
         "upb": lambda: otlp.read_requests(best_decode(OTLP_STREAM, OTLP_CLASS)),
         "codec": lambda: otlp.read_requests(codec_decode(OTLP_STREAM, OTLP_DECODER)),
+        "codec lazy": lambda: otlp.read_requests(codec_decode(OTLP_STREAM, LAZY_OTLP)),
     },
     "W4 OTLP decode only": {
         "upb": lambda: best_decode(OTLP_STREAM, OTLP_CLASS),
         "codec": lambda: codec_decode(OTLP_STREAM, OTLP_DECODER),
+        "codec lazy": lambda: codec_decode(OTLP_STREAM, LAZY_OTLP),
     },
     "construct 1000 x 4 fields": {
         "upb": lambda: s.construct_all(peers.Sample),
@@ -152,6 +165,7 @@ def _check_w4() -> None:
     assert bytes(codec_encode(ENCODER, OTLP_STRUCTS).getbuffer()) == OTLP_STREAM
     expected = otlp.read_requests(OTLP)
     assert otlp.read_requests(codec_decode(OTLP_STREAM, OTLP_DECODER)) == expected
+    assert otlp.read_requests(codec_decode(OTLP_STREAM, LAZY_OTLP)) == expected
     assert otlp.read_requests(best_decode(OTLP_STREAM, OTLP_CLASS)) == expected
 
 
@@ -170,13 +184,15 @@ def main(rounds: int) -> None:
         low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}
         mid = {peer: statistics.median(times[row, peer]) * 1e6 for peer in jobs}
         cells = [f"{peer} {low[peer]:.0f} ({mid[peer]:.0f})" for peer in jobs]
-        ratios = [
-            f"{peer} {low[peer] / low['codec']:.2f} ({mid[peer] / mid['codec']:.2f})"
-            for peer in jobs
-            if peer != "codec"
-        ]
         print(f"{row:26} " + "  ".join(cells))
-        print(f"{'':26} ÷ codec: " + "  ".join(ratios))
+        for ours in ("codec", "codec lazy"):
+            if ours in jobs:
+                ratios = [
+                    f"{peer} {low[peer] / low[ours]:.2f} ({mid[peer] / mid[ours]:.2f})"
+                    for peer in jobs
+                    if not peer.startswith("codec")
+                ]
+                print(f"{'':26} ÷ {ours}: " + "  ".join(ratios))
 
 
 if __name__ == "__main__":

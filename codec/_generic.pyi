@@ -58,6 +58,8 @@ class Decoder(Generic[M_co]):
     def max_depth(self) -> int: ...
     @property
     def max_elements(self) -> int: ...
+    @property
+    def lazy(self) -> bool: ...
     def __init__(
         self,
         type: builtins.type[M_co],
@@ -66,6 +68,7 @@ class Decoder(Generic[M_co]):
         numpy: bool = False,
         max_depth: int = ...,
         max_elements: int = ...,
+        lazy: bool = False,
     ) -> None: ...
     def decode(self, buffer: Buffer, *, base: int = 0) -> M_co: ...
 

@@ -32,7 +32,7 @@ SIGNATURES = {
     ),
     codec.Decoder: (
         "(type: 'Any', *, zero_copy: 'bool' = False, numpy: 'bool' = False, "
-        "max_depth: 'int' = 100, max_elements: 'int' = 1000000) -> 'None'"
+        "max_depth: 'int' = 100, max_elements: 'int' = 1000000, lazy: 'bool' = False) -> 'None'"
     ),
     codec.wire.WireReader: "(buffer: 'Any', *, max_depth: 'int' = 100) -> 'None'",
     codec.wire.WireWriter: "(buffer: 'WriteBuffer | None' = None) -> 'None'",

@@ -282,14 +282,22 @@ def _encoding(value: Any) -> Any:
 
 
 def check_options_agree(cls: Any, data: bytes, decoded: Any, error: Any) -> None:
-    """``zero_copy``/``numpy`` decoding of a bytearray finds the same content or the same error."""
+    """``zero_copy``/``numpy`` decoding of a bytearray, and lazy decoding, find the same
+    content or the same error. A lazy message is read field by field (``repr``, which
+    parses each pending field as Python code reads it) and by the encoder."""
     other, other_error = codec_parse(cls, bytearray(data), zero_copy=True, numpy=True)
+    lazy, lazy_error = codec_parse(cls, data, lazy=True)
     if error is None:
         assert other_error is None, f"only zero_copy/numpy decoding fails: {other_error!r}"
         assert _encoding(other) == _encoding(decoded)
+        assert lazy_error is None, f"only lazy decoding fails: {lazy_error!r}"
+        assert repr(lazy) == repr(decoded)
+        assert _encoding(codec_parse(cls, bytearray(data), lazy=True)[0]) == _encoding(decoded)
     else:
         assert other_error is not None, f"only plain decoding fails: {error!r}"
         assert (type(other_error), other_error.offset) == (type(error), error.offset)
+        assert lazy_error is not None, f"only eager decoding fails: {error!r}"
+        assert (type(lazy_error), lazy_error.offset) == (type(error), error.offset)
 
 
 def check_against_upb(cls: Any, data: bytes) -> str:

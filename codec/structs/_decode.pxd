@@ -7,8 +7,9 @@ from libc.stdint cimport uint64_t
 from codec._buffer cimport uninitialised
 from codec.structs._plan cimport SHAPE_TEXT, FieldPlan, MessagePlan, _field_numbered
 from codec.structs._struct cimport (
-    Struct, _container, _plan_of_class, _set_field, _slot, _store,
-    codec_below, codec_stack_floor, new_struct, set_unknown, unknown_of, untrack_decoded,
+    Frame, Struct, _container, _plan_of_class, _set_field, _slot, _store,
+    codec_below, codec_stack_floor, defer, new_struct, set_range, set_unknown, unknown_of,
+    untrack_decoded,
 )
 from codec._varint cimport read_le, stream_base, varint_value
 from codec._wire cimport (
@@ -25,20 +26,24 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* A new str of n UTF-8 bytes: ASCII (any byte with its high bit set ends the scan
-       of 8-byte words) is copied straight into a compact str; anything else goes to
-       CPython's decoder. Bytes that are not UTF-8 set *bad and give None. */
-    static PyObject *codec_text(const char *s, Py_ssize_t n, int *bad) {
+    /* Whether n bytes are ASCII: no byte of 8-byte words has its high bit set. */
+    /* A new str of n UTF-8 bytes: ASCII is copied straight into a compact str;
+       anything else goes to CPython's decoder. Bytes that are not UTF-8 set *bad and
+       give None. */
+    static int codec_ascii(const char *s, Py_ssize_t n) {
         uint64_t high = 0, word;
         Py_ssize_t i = 0;
-        PyObject *text;
-        *bad = 0;
         for (; i + 8 <= n; i += 8) {
             memcpy(&word, s + i, 8);
             high |= word;
         }
         for (; i < n; i++) high |= (unsigned char)s[i];
-        if ((high & 0x8080808080808080ULL) == 0) {
+        return (high & 0x8080808080808080ULL) == 0;
+    }
+    static PyObject *codec_text(const char *s, Py_ssize_t n, int *bad) {
+        PyObject *text;
+        *bad = 0;
+        if (codec_ascii(s, n)) {
             text = PyUnicode_New(n, 127);
             if (text != NULL) memcpy(PyUnicode_DATA(text), s, n);
             return text;
@@ -52,15 +57,22 @@ cdef extern from *:
         return text;
     }
     """
+    bint codec_ascii(const char *s, Py_ssize_t n)
     object codec_text(const char *s, Py_ssize_t n, int *bad)
 
-cdef class Decoding:
-    cdef object source  # a memoryview while a decode runs
+cdef class Decoding(Frame):
+    cdef object source  # a memoryview while a decode runs; a lazy frame's, always
     cdef Py_ssize_t base
-    cdef bint zero_copy, numpy, busy
+    cdef bint zero_copy, numpy, busy, lazy, deferring
     cdef Py_ssize_t max_depth, max_elements, elements
-    @cython.locals(message=Struct, fresh=Decoding)
+    @cython.locals(message=Struct)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
+    cdef Decoding _fresh(self)
+    cdef int _start(self, memoryview source, Py_ssize_t base) except -1
+    cdef int parse(self, Struct message, FieldPlan field) except -1
+    @cython.locals(plan=MessagePlan, pos=Py_ssize_t, end=Py_ssize_t, start=Py_ssize_t,
+                   tag=uint64_t, after=Py_ssize_t, wire=int)
+    cdef int _parse(self, Struct message, FieldPlan field) except -1
     cdef bytes rejected_entry
     cdef bytearray stray_values
     cdef uint64_t tag
@@ -70,7 +82,7 @@ cdef class Decoding:
 
 cdef class Decoder:
     cdef readonly object type
-    cdef readonly bint zero_copy, numpy
+    cdef readonly bint zero_copy, numpy, lazy
     cdef readonly Py_ssize_t max_depth, max_elements
     cdef MessagePlan plan
     cdef Decoding state
@@ -86,10 +98,13 @@ cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ss
                after=Py_ssize_t)
 cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
                                Py_ssize_t end, Decoding state, int depth, int group) except -1
-@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
 cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
                               int depth) except -2
+@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
+cdef Py_ssize_t _decode_occurrence(FieldPlan field, MessagePlan plan, Struct message,
+                                   const uchar *data, Py_ssize_t pos, Py_ssize_t end, int wire,
+                                   Decoding state, int depth) except -2
 @cython.locals(holder=FieldPlan, extensions=MessagePlan, field=FieldPlan)
 cdef Py_ssize_t _decode_extension(MessagePlan plan, Struct message, const uchar *data,
                                   Py_ssize_t pos, Py_ssize_t end, uint64_t tag, Decoding state,
@@ -119,6 +134,36 @@ cdef bint _decode_entry_struct(FieldPlan field, object mapping, const uchar *dat
                               Py_ssize_t pos, Py_ssize_t end, Decoding state,
                               int depth) except -1
 cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
+@cython.locals(width=Py_ssize_t)
+cdef Py_ssize_t _packed_width(FieldPlan field, Py_ssize_t pos, Py_ssize_t end,
+                              Decoding state) except -1
+cdef object _not_utf8(FieldPlan field, Decoding state, Py_ssize_t start)
+cdef int _charge_part(MessagePlan plan, Decoding state, Py_ssize_t pos) except -1
+
+cdef bint _plain_frame(MessagePlan plan, memoryview source, Decoding state) except -1
+@cython.locals(whole=bint, kept=memoryview, frame=Decoding, message=Struct)
+cdef Struct _lazy_message(MessagePlan plan, memoryview source, Decoding state)
+@cython.locals(seen=uint64_t, bit=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
+               after=Py_ssize_t)
+cdef int _check_message(MessagePlan plan, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                        Decoding state, int depth) except -1
+@cython.locals(holder=FieldPlan)
+cdef bint _is_extension(MessagePlan plan, uint64_t number) except -1
+@cython.locals(after=Py_ssize_t)
+cdef Py_ssize_t _check_field(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                             int wire, Decoding state, int depth) except -2
+@cython.locals(width=Py_ssize_t, after=Py_ssize_t)
+cdef int _check_packed(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                       Decoding state) except -1
+@cython.locals(key_field=FieldPlan, value_field=FieldPlan, start=Py_ssize_t, at=Py_ssize_t,
+               has_part=bint)
+cdef int _check_entry(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                      Decoding state, int depth) except -1
+@cython.locals(kind=int, after=Py_ssize_t)
+cdef Py_ssize_t _value_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                           Decoding state) except -1
+cdef bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end,
+                   Decoding state) except -1
 cdef const uchar *_bytes_of(object source)
 
 

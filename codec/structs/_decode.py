@@ -45,7 +45,7 @@ from codec.errors import (
 )
 from codec.structs._encode import encode
 from codec.structs._plan import FieldPlan, MessagePlan
-from codec.structs._struct import STACK_EXHAUSTED, Struct
+from codec.structs._struct import STACK_EXHAUSTED, Frame, Struct
 
 if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
@@ -82,7 +82,9 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         _set_field,
         _slot,
         _store,
+        defer,
         new_struct,
+        set_range,
         set_unknown,
         unknown_of,
         untrack_decoded,
@@ -95,17 +97,26 @@ COMPILED: bool = cython.compiled
 # bytes), so a budget bounds what a hostile frame can make us allocate.
 DEFAULT_MAX_ELEMENTS = 1_000_000
 MAX_COUNT = 2**62  # the largest max_depth or max_elements (a C Py_ssize_t holds it)
+LAZY_FRAME_LIMIT = 2**32  # a struct notes where its fields are in 32-bit offsets
 _NO_INPUT = memoryview(b"")
 
 
-class Decoding:
-    """Options of a decode, and the state of the one under way (reusable, one at a time)."""
+class Decoding(Frame):
+    """Options of a decode, and the state of the one under way (reusable, one at a time).
 
-    def __init__(self, zero_copy: bool, numpy: bool, max_depth: int, max_elements: int) -> None:
+    A lazy decode's frame is one too: it keeps the frame's bytes as its
+    ``source`` and parses its structs' pending fields (``deferring``).
+    """
+
+    def __init__(
+        self, zero_copy: bool, numpy: bool, max_depth: int, max_elements: int, lazy: bool
+    ) -> None:
         self.zero_copy = zero_copy
         self.numpy = numpy
         self.max_depth = max_depth
         self.max_elements = max_elements
+        self.lazy = lazy
+        self.deferring = False  # a frame's: message fields are left pending (_decode_field)
         self.source = _NO_INPUT  # the input, a flat byte view, while a decode runs
         self.busy = False
         self.base = 0  # stream offset of the input's first byte, for error offsets
@@ -124,8 +135,28 @@ class Decoding:
         allocations ran, or another thread) runs on a fresh state.
         """
         if self.busy:
-            fresh = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
-            return fresh.run(plan, source, base)
+            return self._fresh().run(plan, source, base)
+        self._start(source, base)
+        try:
+            if self.lazy and _plain_frame(plan, source, self):
+                return _lazy_message(plan, source, self)
+            message = new_struct(plan)
+            self.elements = self.max_elements
+            decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
+        except RecursionError:  # uncompiled: Python's own guard of its stack
+            raise DepthLimitError(STACK_EXHAUSTED, base) from None
+        finally:
+            self.source = _NO_INPUT  # the caller may release the input now
+            self.busy = False
+        return message
+
+    def _fresh(self) -> Decoding:
+        """A state of the same options, for a decode re-entered while one runs."""
+        fresh = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements, self.lazy)
+        fresh.deferring = self.deferring
+        return fresh
+
+    def _start(self, source: memoryview, base: int) -> None:
         self.busy = True
         self.source = source
         self.base = base
@@ -134,15 +165,42 @@ class Decoding:
         self.stray_values = None
         if cython.compiled:
             self.floor = codec_stack_floor()
-        message = new_struct(plan)
+
+    def parse(self, message: Struct, field: FieldPlan) -> None:
+        """Parse pending ``field`` of ``message`` from this frame into its empty slot.
+
+        Its occurrences are read in order, as the eager decode reads them;
+        their sub-messages have pending fields in turn.
+        """
+        if self.busy:  # re-entered, by Python code its allocations ran
+            self._fresh().parse(message, field)
+        else:
+            self._parse(message, field)
+
+    def _parse(self, message: Struct, field: FieldPlan) -> None:
+        source = self.source
+        self._start(source, self.base)
+        self.elements = MAX_COUNT  # the frame was counted whole when it was checked
+        plan = _plan_of_class(type(message))
+        data = _bytes_of(source)
+        if cython.compiled:
+            pos = cython.cast(Struct, message)._start
+            end = cython.cast(Struct, message)._end
+        else:
+            pos, end = vars(message)["_start"], vars(message)["_end"]
         try:
-            decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)
-        except RecursionError:  # uncompiled: Python's own guard of its stack
-            raise DepthLimitError(STACK_EXHAUSTED, base) from None
+            while pos < end:
+                start = pos
+                pos = _read_tag(data, pos, end, self)
+                tag = self.tag
+                after = -1
+                if tag >> 3 == field.number:
+                    wire = tag & 7
+                    after = _decode_occurrence(field, plan, message, data, pos, end, wire, self, 0)
+                pos = after if after >= 0 else _skip(data, start, pos, end, tag, self, 0)
         finally:
-            self.source = _NO_INPUT  # the caller may release the input now
+            self.source = source  # a frame keeps its bytes
             self.busy = False
-        return message
 
     def spend(self, count: int, offset: int) -> None:
         self.elements -= count
@@ -215,6 +273,8 @@ def decode_message(
     length-delimited message): its end-group tag ends the message.
     """
     _check_nesting(state, depth, pos)
+    if state.deferring:
+        set_range(message, pos, end)
     unknown: bytearray | None = None
     while pos < end:
         start = pos
@@ -324,22 +384,65 @@ def _decode_field(
     state: Decoding,
     depth: int,
 ) -> int:
-    """Decode one known field at ``pos`` into ``message``; -1 when it must be kept as unknown."""
+    """Decode one known field at ``pos`` into ``message``; -1 when it must be kept as unknown.
+
+    A frame's decode leaves a sub-message, repeated or map field pending
+    (see "pending fields" in ``_struct.py``): its value is skipped.
+    """
+    if state.deferring and (field.repeated or field.kind == MESSAGE) and _accepts(field, wire):
+        defer(plan, message, field, state)
+        return skip_value(data, pos, end, state.base, wire)
+    return _decode_occurrence(field, plan, message, data, pos, end, wire, state, depth)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, wire=cython.int)
+@cython.returns(cython.bint)
+@cython.exceptval(check=False)
+def _accepts(field: FieldPlan, wire: int) -> bool:
+    """Whether an occurrence of ``field`` on wire type ``wire`` is read as the field, not
+    kept as unknown: a map entry is length-delimited, a repeated number may be packed."""
     if field.map_key is not None:
-        if wire != LEN:
-            return -1
+        return wire == LEN
+    return wire == field.wire_type or _packed_run(field, wire)
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(field=FieldPlan, wire=cython.int)
+@cython.returns(cython.bint)
+@cython.exceptval(check=False)
+def _packed_run(field: FieldPlan, wire: int) -> bool:
+    """Whether an occurrence of ``field`` on wire type ``wire`` is a packed run."""
+    return field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64)
+
+
+def _decode_occurrence(
+    field: FieldPlan,
+    plan: MessagePlan,
+    message: Struct,
+    data: Any,
+    pos: int,
+    end: int,
+    wire: int,
+    state: Decoding,
+    depth: int,
+) -> int:
+    """Read one occurrence of known ``field`` at ``pos`` into ``message`` (see _decode_field)."""
+    if not _accepts(field, wire):
+        return -1
+    if field.map_key is not None:
         after = _length_end(data, pos, end, state)
         state.spend(1, state.base + pos)
         entries = _container(plan, message, field)
         if _decode_entry(field, entries, data, state.body, after, state, depth):
             return after
         return -1  # as upb does, an entry holding unknown fields stays in the unknown fields
-    if field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64):
+    if _packed_run(field, wire):
         after = _length_end(data, pos, end, state)
         _decode_packed(plan, field, message, data, state.body, after, state)
         return after
-    if wire != field.wire_type:
-        return -1
     if field.kind == GROUP or field.kind == MESSAGE:
         sub = None if field.repeated else _slot(message, field)
         if sub is None:
@@ -418,7 +521,11 @@ def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding
         return text
     if field.utf8 == "bytes":
         return _bytes_at(data, start, after, state)
-    raise DecodeError(f"string field {field.name} is not valid UTF-8", state.base + start)
+    raise _not_utf8(field, state, start)
+
+
+def _not_utf8(field: FieldPlan, state: Decoding, start: int) -> DecodeError:
+    return DecodeError(f"string field {field.name} is not valid UTF-8", state.base + start)
 
 
 def _bytes_at(data: Any, start: int, end: int, state: Decoding) -> bytes:
@@ -452,11 +559,7 @@ def _decode_packed(
     state: Decoding,
 ) -> None:
     """Append the elements of a packed run ``data[pos:end]`` to the field's list."""
-    width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
-    if width and (end - pos) % width:
-        raise WireFormatError(
-            "packed fixed-width run is not a whole number of elements", state.base + pos
-        )
+    width = _packed_width(field, pos, end, state)
     if state.numpy and field.numpy_type:
         column = _numpy_column(field, _slot(message, field), data, pos, end, state, width)
         _store(message, field, column)
@@ -469,6 +572,16 @@ def _decode_packed(
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
                 _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
+
+
+def _packed_width(field: FieldPlan, pos: int, end: int, state: Decoding) -> int:
+    """The width of a packed run's elements (0: varints), checked against its size."""
+    width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
+    if width and (end - pos) % width:
+        raise WireFormatError(
+            "packed fixed-width run is not a whole number of elements", state.base + pos
+        )
+    return width
 
 
 def _keep_stray(field: FieldPlan, raw: int, state: Decoding) -> None:
@@ -618,8 +731,210 @@ def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
     that size). Its repeated and map fields cost nothing until elements
     arrive, and those are charged as they do.
     """
-    state.spend(1 + len(plan.fields_by_slot) // 8, state.base + pos)
+    _charge_part(plan, state, pos)
     return new_struct(plan)
+
+
+def _charge_part(plan: MessagePlan, state: Decoding, pos: int) -> None:
+    """Charge the element budget for a new sub-message of ``plan`` (see :func:`_new_part`)."""
+    state.spend(1 + len(plan.fields_by_slot) // 8, state.base + pos)
+
+
+# --- lazy decoding -----------------------------------------------------------
+#
+# ``Decoder(lazy=True)`` gives structs whose sub-messages, repeated and map
+# fields are parsed when first read (see "pending fields" in _struct.py):
+#
+# 1. The frame is checked whole first (_check_message): the checks, in the
+#    order and with the element charges of decode_message, making nothing.
+#    So a lazy decode accepts the frames an eager one accepts, and raises
+#    its errors, at the same offsets, when it decodes.
+# 2. A frame where reading one field could change another is decoded
+#    eagerly instead: one with an extension, a group, a map entry or a
+#    repeated closed-enum value kept among the unknown fields, or a
+#    singular sub-message met twice (merged). The check stops at the first
+#    (_NotPlain). So are frames of 4 GiB or more.
+# 3. Otherwise the frame's bytes are kept (the input itself if it is a
+#    ``bytes``, else a copy) by a Decoding of the decode's options, the
+#    frame, which reads the message's own fields at once and leaves the
+#    others pending. It parses a pending field when it is first read, a
+#    level at a time: the sub-messages it makes have pending fields too.
+
+
+class _NotPlain(Exception):
+    """The frame is decoded eagerly (2)."""
+
+
+def _plain_frame(plan: MessagePlan, source: memoryview, state: Decoding) -> bool:
+    """Check all of ``source`` as a message of ``plan`` (1); False for a frame of (2)."""
+    if len(source) >= LAZY_FRAME_LIMIT:
+        return False
+    try:
+        _check_message(plan, _bytes_of(source), 0, len(source), state, 0)
+    except _NotPlain:
+        return False
+    return True
+
+
+def _lazy_message(plan: MessagePlan, source: memoryview, state: Decoding) -> Struct:
+    """The struct of the checked frame ``source``: its own fields read, the others pending (3)."""
+    whole = type(source.obj) is bytes and len(source.obj) == len(source)
+    kept = source if whole else memoryview(bytes(source))
+    frame = Decoding(state.zero_copy, state.numpy, MAX_COUNT, MAX_COUNT, True)
+    frame.deferring = True
+    frame._start(kept, state.base)
+    message = new_struct(plan)
+    try:
+        decode_message(plan, message, _bytes_of(kept), 0, len(kept), frame, 0, 0)
+    finally:
+        frame.busy = False
+    return message
+
+
+def _check_message(
+    plan: MessagePlan, data: Any, pos: int, end: int, state: Decoding, depth: int
+) -> None:
+    """Check ``data[pos:end]`` as :func:`decode_message` reads it, making nothing (1)."""
+    _check_nesting(state, depth, pos)
+    seen = 0  # the singular message fields met, a bit each (by slot, modulo 64)
+    while pos < end:
+        start = pos
+        pos = _read_tag(data, pos, end, state)
+        tag = state.tag
+        if tag & 7 == EGROUP:
+            stray_end_group(tag >> 3, start, state.base)
+        field = _field_numbered(plan, tag >> 3)
+        if field is not None and _plain(field, tag & 7):
+            pos = _value_end(field, data, pos, end, state)
+            continue
+        after = -1
+        if field is not None:
+            if field.message is not None and not field.repeated:
+                bit = cython.cast(cython.ulonglong, 1) << (field.slot & 63)
+                if seen & bit:
+                    raise _NotPlain  # merged, or a colliding bit: either way, eagerly
+                seen |= bit
+            after = _check_field(field, data, pos, end, tag & 7, state, depth)
+        elif plan.extensions is not None and _is_extension(plan, tag >> 3):
+            raise _NotPlain
+        if after >= 0:
+            pos = after
+        else:
+            pos = _skip(data, start, pos, end, tag, state, depth)
+            state.spend(1, state.base + start)
+
+
+def _is_extension(plan: MessagePlan, number: int) -> bool:
+    holder: FieldPlan = plan.extensions  # type: ignore[assignment]
+    return _field_numbered(holder.message, number) is not None  # type: ignore[arg-type]
+
+
+def _check_field(
+    field: FieldPlan, data: Any, pos: int, end: int, wire: int, state: Decoding, depth: int
+) -> int:
+    """Check one occurrence of ``field`` as :func:`_decode_occurrence` reads it; -1 when
+    it is kept as unknown."""
+    if not _accepts(field, wire):
+        return -1
+    if field.map_key is not None:
+        after = _length_end(data, pos, end, state)
+        state.spend(1, state.base + pos)
+        _check_entry(field, data, state.body, after, state, depth)
+        return after
+    if _packed_run(field, wire):
+        after = _length_end(data, pos, end, state)
+        _check_packed(field, data, state.body, after, state)
+        return after
+    if field.kind == GROUP:
+        raise _NotPlain
+    if field.kind == MESSAGE:
+        _charge_part(field.message, state, pos)  # type: ignore[arg-type]
+        after = _length_end(data, pos, end, state)
+        _check_message(field.message, data, state.body, after, state, depth + 1)  # type: ignore[arg-type]
+        return after
+    if field.closed_enum is None:
+        after = _value_end(field, data, pos, end, state)
+    elif _read_value(field, data, pos, end, state) in field.closed_enum:
+        after = state.after
+    elif field.repeated:
+        raise _NotPlain
+    else:
+        return -1
+    if field.repeated:
+        state.spend(1, state.base + pos)
+    return after
+
+
+def _check_packed(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> None:
+    """Check a packed run ``data[pos:end]`` as :func:`_decode_packed` reads it."""
+    width = _packed_width(field, pos, end, state)
+    if width and state.numpy and field.numpy_type:
+        state.spend((end - pos) // width, state.base + pos)
+        pos = end  # a column of the run's bytes
+    while pos < end:
+        if field.closed_enum is None:
+            after = _value_end(field, data, pos, end, state)
+        elif _read_value(field, data, pos, end, state) in field.closed_enum:
+            after = state.after
+        else:
+            raise _NotPlain
+        state.spend(1, state.base + pos)
+        pos = after
+
+
+def _check_entry(
+    field: FieldPlan, data: Any, pos: int, end: int, state: Decoding, depth: int
+) -> None:
+    """Check a map entry ``data[pos:end]`` as :func:`_read_entry` reads it."""
+    key_field: FieldPlan = field.map_key  # type: ignore[assignment]
+    value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+    if value_field.kind == GROUP:
+        raise _NotPlain
+    _check_nesting(state, depth + 1, pos)
+    start = pos
+    has_part = False  # a message value was met (a second one is merged into it)
+    while pos < end:
+        at = _read_tag(data, pos, end, state)
+        if state.tag == key_field.tag:
+            pos = _value_end(key_field, data, at, end, state)
+        elif state.tag != value_field.tag:
+            raise _NotPlain
+        elif value_field.message is None:
+            if value_field.closed_enum is None:
+                pos = _value_end(value_field, data, at, end, state)
+            elif _read_value(value_field, data, at, end, state) in value_field.closed_enum:
+                pos = state.after
+            else:
+                raise _NotPlain
+        else:
+            pos = _length_end(data, at, end, state)
+            if not has_part:
+                _charge_part(value_field.message, state, at)
+                has_part = True
+            _check_message(value_field.message, data, state.body, pos, state, depth + 2)
+    if value_field.message is not None and not has_part:
+        _charge_part(value_field.message, state, start)
+
+
+def _value_end(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> int:
+    """Where the number, string or bytes at ``pos`` ends, checked as :func:`_read_value`
+    reads it, making nothing."""
+    kind = field.kind
+    if kind <= ENUM:
+        return pos + varint_length(data, pos, end, state.base)
+    if field.wire_type == I32 or field.wire_type == I64:
+        return fixed_end(pos, end, state.base, 4 if field.wire_type == I32 else 8)
+    after = _length_end(data, pos, end, state)
+    if kind != BYTES and field.utf8 != "bytes" and not _is_utf8(data, state.body, after, state):
+        raise _not_utf8(field, state, state.body)
+    return after
+
+
+def _is_utf8(data: Any, start: int, end: int, state: Decoding) -> bool:
+    """Whether ``data[start:end]`` is UTF-8 (compiled, ASCII is told without a ``str``)."""
+    if cython.compiled and codec_ascii(cython.cast(cython.p_char, data + start), end - start):
+        return True
+    return _text_at(data, start, end, state) is not None
 
 
 class Decoder:
@@ -632,7 +947,20 @@ class Decoder:
     unknown fields) one decode may create, so a few wire bytes cannot make
     unbounded objects. What it makes is left out of Python's cycle
     collector until a store could close a cycle through it (see "the cycle
-    collector" in ``_struct.py``). A Decoder is also a ``message_type`` for
+    collector" in ``_struct.py``).
+
+    ``lazy`` reads a message's own numbers and strings when it decodes, and
+    its sub-messages, repeated and map fields when they are first read, a
+    level at a time. The whole frame is still checked when it decodes, so
+    errors are raised there, as without ``lazy``. A lazy message keeps its
+    frame's bytes until its last pending field is read: the input itself
+    if it is a ``bytes``, else a copy made when it decodes (so the input
+    may be reused at once, as a :class:`codec.FrameDecoder`'s buffer is). A
+    frame where reading one field could change another (an extension, a
+    group, a map entry or a repeated closed-enum value kept among the
+    unknown fields, a sub-message given twice) is decoded eagerly.
+
+    A Decoder is also a ``message_type`` for
     :class:`codec.FrameDecoder` and :mod:`codec.aio`, which is how these
     options reach framed decoding.
     """
@@ -653,6 +981,7 @@ class Decoder:
         numpy: bool = False,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_elements: int = DEFAULT_MAX_ELEMENTS,
+        lazy: bool = False,
     ) -> None:
         """Check the options once, for every decode."""
         self.plan = _plan_of_class(type)
@@ -661,7 +990,10 @@ class Decoder:
         self.numpy = checked_flag("numpy", numpy)
         self.max_depth = checked_count("max_depth", max_depth, maximum=MAX_COUNT)
         self.max_elements = checked_count("max_elements", max_elements, maximum=MAX_COUNT)
-        self.state = Decoding(self.zero_copy, self.numpy, self.max_depth, self.max_elements)
+        self.lazy = checked_flag("lazy", lazy)
+        self.state = Decoding(
+            self.zero_copy, self.numpy, self.max_depth, self.max_elements, self.lazy
+        )
 
     def __reduce__(self) -> Any:
         raise not_copied(self)
@@ -687,7 +1019,8 @@ class Decoder:
         if not self._initialised():
             return "Decoder(<not initialised>)"
         options = f"zero_copy={self.zero_copy}, numpy={self.numpy}, max_depth={self.max_depth}"
-        return f"Decoder({self.type.__name__}, {options}, max_elements={self.max_elements})"
+        limits = f"max_elements={self.max_elements}, lazy={self.lazy}"
+        return f"Decoder({self.type.__name__}, {options}, {limits})"
 
 
 def decode(
@@ -698,6 +1031,7 @@ def decode(
     numpy: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
+    lazy: bool = False,
     base: int = 0,
 ) -> S:
     """Decode a message of struct class ``cls`` from any contiguous buffer.
@@ -707,7 +1041,12 @@ def decode(
     from ``base``.
     """
     decoder = Decoder(
-        cls, zero_copy=zero_copy, numpy=numpy, max_depth=max_depth, max_elements=max_elements
+        cls,
+        zero_copy=zero_copy,
+        numpy=numpy,
+        max_depth=max_depth,
+        max_elements=max_elements,
+        lazy=lazy,
     )
     return decoder.decode(buffer, base=base)  # type: ignore[no-any-return]
 

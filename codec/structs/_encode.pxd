@@ -16,7 +16,7 @@ from codec.structs._plan cimport (
 from codec.structs._struct cimport (
     Struct, _check_member, _encode_error, _has, _lent, _lone_surrogate,
     _sized, _slot, _type_of, codec_below, codec_stack_floor, object_ptr,
-    plan_of,
+    plan_of, ready,
 )
 from codec._wire cimport utf8_or_null
 from codec._varint cimport (

@@ -39,6 +39,7 @@ from codec.structs._extensions import ExtensionDict, extension_items
 from codec.structs._plan import MessagePlan
 from codec.structs._struct import (
     Struct,
+    field_value,
     negative_zero,
     set_unknown,
     take_extensions,
@@ -319,11 +320,9 @@ def _set_fields(message: Any) -> list[tuple[FieldDescriptor, Any]]:
 
 
 def _held_elements(message: Any, field: Any) -> int:
-    """How many elements a repeated or map field holds, read from its slot as it is."""
-    try:
-        held = field.member.__get__(message, None)
-    except AttributeError:  # its container was never made
-        return 0
+    """How many elements a repeated or map field holds, read from its slot (a container
+    never made holds none)."""
+    held = field_value(message, field)
     return 0 if held is None else len(held)
 
 

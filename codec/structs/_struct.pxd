@@ -189,7 +189,7 @@ cdef bint _is_node(object value) noexcept
 cdef int track_reachable(object root) except -1
 cdef bint _holds_structs(FieldPlan field) noexcept
 cdef bint _is_leaf(object item) except -1
-cdef int _push_held(object item, list pending) except -1
+cdef bint _push_held(object item, list pending) except -1
 @cython.locals(found=bint, plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan,
                value=object)
 cdef bint _held(object item, list pending) except -1
@@ -197,6 +197,20 @@ cdef int track_store(object holder, object value) except -1
 @cython.locals(needs_tracking=bint)
 cdef int _put_below(Struct message, FieldPlan field, object value) except -1
 cdef int _track_value(object value) except -1
+cdef class Frame:
+    cdef int parse(self, Struct message, FieldPlan field) except -1
+
+cdef object PENDING
+cdef object _field_value(Struct message, FieldPlan field)
+cpdef field_value(Struct message, FieldPlan field)
+@cython.locals(tracked=bint)
+cdef object _parsed(Struct message, FieldPlan field)
+cpdef defer(MessagePlan plan, Struct message, FieldPlan field, object frame)
+@cython.locals(plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan)
+cpdef ready(Struct message)
+cdef object _frame_of(Struct message)
+cdef int _set_frame(Struct message, object frame) except -1
+cpdef set_range(Struct message, Py_ssize_t start, Py_ssize_t end)
 @cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
 cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
 cdef bint _is_empty(object message, FieldPlan field) noexcept
@@ -232,6 +246,8 @@ cdef class Struct:
     cdef bytearray _has_more  # the others, for messages with more than 64 (made on first use)
     cdef public bytes _unknown
     cdef object _parent  # a default sub-message's weak reference to its message (see _part)
+    cdef object _frame  # the frame of its pending fields, or None (see "pending fields")
+    cdef unsigned int _start, _end  # where its own fields are in that frame
     cdef object __weakref__
 
 cdef class Repeated(list):

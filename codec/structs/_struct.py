@@ -191,7 +191,7 @@ def _items(plan: MessagePlan, message: Struct, field: FieldPlan) -> Any:
     A sequence of another kind that was assigned (a numpy array) reads as it
     is.
     """
-    found = _slot(message, field)
+    found = _field_value(message, field)
     if found is not None and type(found) is not list and type(found) is not dict:
         return found
     owner = None if _parent_of(message) is None else _weak(message)
@@ -583,9 +583,7 @@ def track_reachable(root: Any) -> None:
             item = pending.pop()
             if PyObject_GC_IsTracked(item):
                 continue  # and so is what it holds (4)
-            before = len(pending)
-            _push_held(item, pending)
-            if len(pending) > before:
+            if _push_held(item, pending):
                 PyObject_GC_Track(item)
 
 
@@ -603,10 +601,10 @@ def _is_leaf(item: Any) -> bool:
     return not _held(item, None)
 
 
-def _push_held(item: Any, pending: list[Any]) -> None:
+def _push_held(item: Any, pending: list[Any]) -> bool:
     """Append the structs and containers of structs that ``item``, a struct or a
-    container, holds."""
-    _held(item, pending)
+    container, holds; whether it holds any (or a pending field of them)."""
+    return _held(item, pending)
 
 
 def _held(item: Any, pending: list[Any] | None) -> bool:
@@ -621,7 +619,11 @@ def _held(item: Any, pending: list[Any] | None) -> bool:
             if field is None or not _holds_structs(field):
                 continue
             value = _slot(item, field)
-            if _is_node(value):
+            if value is PENDING:  # structs to come, parsed untracked (see "pending fields")
+                if pending is None:
+                    return True
+                found = True
+            elif _is_node(value):
                 if pending is None:
                     return True
                 pending.append(value)
@@ -685,6 +687,7 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
     """Unset every field and extension of ``message`` and drop its unknown fields."""
     for field in plan.fields_by_slot:
         _clear_field(plan, message, field)
+    _set_frame(message, None)  # nothing is pending
     if plan.extensions is not None:
         _store(message, plan.extensions, None)
     set_unknown(message, b"")
@@ -710,7 +713,7 @@ def _part(message: Struct, field: FieldPlan) -> Any:
 
     (Or what was stored in the slot around the checks, read as it is.)
     """
-    part = _slot(message, field)
+    part = _field_value(message, field)
     if part is None:
         part = new_struct(field.message)  # type: ignore[arg-type]  # a message field's, linked
         _set_parent(part, _weak(message))
@@ -768,6 +771,126 @@ def _field_holding(plan: MessagePlan, message: Struct, part: Struct) -> FieldPla
     return None
 
 
+# --- pending fields ---------------------------------------------------------
+#
+# A lazy decode (``Decoder(lazy=True)``, see _decode.py) reads a message's
+# own numbers and strings at once and leaves its sub-messages, repeated and
+# map fields pending, to be parsed when they are first read:
+#
+# 1. A pending field's slot holds PENDING. The struct keeps its frame (the
+#    Decoding that holds the frame's bytes and the decode's options) and
+#    where its own fields lie in the frame (_start, _end).
+# 2. Python code reads a field through _field_value, which parses a pending
+#    one from its occurrences in those bytes into its slot (_parsed). The
+#    frame was checked whole before any of it was left pending, so this
+#    parse cannot fail on the bytes.
+# 3. Presence needs no parse: a pending sub-message's presence bit is set,
+#    as it would be once parsed. So HasField and WhichOneof read slots as
+#    they are.
+# 4. The encoder parses every pending field of a struct before it writes
+#    the struct (ready), as do copies and pickles, which encode.
+# 5. For the cycle collector a pending field of structs holds structs: the
+#    struct is not a leaf (_held). What _parsed makes is untracked, as a
+#    decoder's output is, unless the struct is tracked (then it is tracked
+#    with it, keeping rule 4).
+
+
+class Frame:
+    """What a struct with pending fields keeps: it parses them (a lazy decode's frame)."""
+
+    def parse(self, message: Struct, field: FieldPlan) -> None:
+        """Parse pending ``field`` of ``message`` into its empty slot."""
+        raise NotImplementedError
+
+
+class _Pending:
+    """The value of a pending field's slot."""
+
+    def __repr__(self) -> str:
+        return "<pending>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a pending field is parsed before it is copied")
+
+
+PENDING = _Pending()
+
+
+def _field_value(message: Struct, field: FieldPlan) -> Any:
+    """What ``field``'s slot of ``message`` holds, a pending value parsed first (2)."""
+    value = _slot(message, field)
+    if value is PENDING:
+        return _parsed(message, field)
+    return value
+
+
+def field_value(message: Struct, field: FieldPlan) -> Any:
+    """What ``field``'s slot of ``message`` holds (None when empty), as Python code reads it."""
+    return _field_value(message, field)
+
+
+def _parsed(message: Struct, field: FieldPlan) -> Any:
+    """Parse pending ``field`` of ``message`` into its slot; its value (2, 5)."""
+    frame = _frame_of(message)
+    if frame is None:  # PENDING stored around the checks, through a slot's descriptor
+        return None
+    tracked = _is_tracked(message)
+    _put(message, field, None)  # the occurrences are read into an empty field
+    cython.cast(Frame, frame).parse(message, field)
+    value = _slot(message, field)
+    if cython.compiled and _is_node(value):
+        if tracked:
+            track_reachable(value)
+        else:  # as decode_message leaves what it made (2)
+            if PyObject_GC_IsTracked(value):
+                PyObject_GC_UnTrack(value)
+            if PyObject_GC_IsTracked(message):
+                PyObject_GC_UnTrack(message)
+    return value
+
+
+def defer(plan: MessagePlan, message: Struct, field: FieldPlan, frame: Any) -> None:
+    """Leave ``field`` of ``message`` pending, to be parsed from ``frame`` when read (1)."""
+    if field.repeated:
+        _put(message, field, PENDING)
+    else:
+        _set_field(plan, message, field, PENDING)
+    _set_frame(message, frame)
+
+
+def ready(message: Struct) -> None:
+    """Parse every pending field of ``message`` (4)."""
+    if _frame_of(message) is not None:
+        plan = _plan_of_class(type(message))
+        fields = plan.fields_by_slot
+        for i in range(len(fields)):
+            field = cython.cast(FieldPlan, fields[i])
+            if _slot(message, field) is PENDING:
+                _parsed(message, field)
+        _set_frame(message, None)
+
+
+def _frame_of(message: Struct) -> Any:
+    """The frame ``message`` has pending fields in, or None."""
+    return message._frame if cython.compiled else vars(message).get("_frame")  # type: ignore[attr-defined]
+
+
+def _set_frame(message: Struct, frame: Any) -> None:
+    if cython.compiled:
+        message._frame = frame
+    else:
+        vars(message)["_frame"] = frame
+
+
+def set_range(message: Struct, start: int, end: int) -> None:
+    """Note that ``message``'s own fields are ``start:end`` of the frame it is read from."""
+    if cython.compiled:
+        message._start = start
+        message._end = end
+    else:
+        vars(message).update(_start=start, _end=end)
+
+
 # --- extensions ------------------------------------------------------------
 #
 # A message's extensions live in a struct of their own (MessagePlan.extend),
@@ -823,7 +946,7 @@ def _blank(plan: MessagePlan, message: Struct) -> bool:
     if _kept_unknown(message):
         return False
     for field in plan.fields_by_slot:
-        value = _slot(message, field)
+        value = _field_value(message, field)
         if field.repeated:
             if value is not None and _sized(value) and len(value):
                 return False
@@ -1031,7 +1154,7 @@ def _shown(plan: MessagePlan, message: Struct) -> list[str]:
     """The ``name=value`` of each field (and extension) set in ``message``, for its repr."""
     shown = []
     for field in plan.fields_by_slot:
-        value = _slot(message, field)
+        value = _field_value(message, field)
         if field.repeated:
             if value:
                 shown.append(f"{field.name}={value!r}")
@@ -1082,7 +1205,7 @@ def _kept_unknown(message: Struct) -> bytes | None:
 
 def _fields_equal(plan: MessagePlan, left: Struct, right: Struct) -> bool:
     for field in plan.fields_by_slot:
-        a, b = _slot(left, field), _slot(right, field)
+        a, b = _field_value(left, field), _field_value(right, field)
         if field.repeated:
             empty: Any = {} if field.map_key is not None else ()  # for a slot never used
             if not _items_equal(empty if a is None else a, empty if b is None else b):

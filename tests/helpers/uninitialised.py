@@ -60,6 +60,7 @@ UNINITIALISED_CALLS: dict[str, str] = {
     "insert": "o.insert(0, 1)",
     "int32": "o.int32(1, 1)",
     "int64": "o.int64(1, 1)",
+    "lazy": "o.lazy",
     "max_depth": "o.max_depth",
     "max_elements": "o.max_elements",
     "max_frame_size": "o.max_frame_size",

@@ -7,7 +7,7 @@ Input layout::
               schemas everything.proto and legacy.proto, descriptor.proto, peerbench)
     data[1]   options: bit 0 zero_copy; bit 1 numpy; bits 2-3 max_depth, one of
               DEPTHS; bit 4 max_elements=SMALL_BUDGET; bits 5-6 the chunk size the
-              frame is fed in, one of CHUNKS (0: whole)
+              frame is fed in, one of CHUNKS (0: whole); bit 7 lazy
     data[2:]  the message bytes
 
 Short inputs default the missing header bytes to 0, so any byte string is an input.
@@ -19,7 +19,8 @@ Properties checked by :func:`check` (see ``fuzz/README.md``):
   (error class and offset, or the same re-encoding);
 * a decoded struct re-encodes without error, ``encoded_size`` is the length of
   that encoding, and decode -> encode is a fixed point from there; ``zero_copy``
-  and ``numpy`` change containers, not content;
+  and ``numpy`` change containers, not content; a lazy decode gives the same
+  outcome, its struct read field by field (``repr``) as the eager one;
 * a tighter limit (``max_depth``, ``max_elements``) never accepts what the
   defaults reject, and where it accepts it reads the same content;
 * ``FrameDecoder(message_type=<struct class>)`` fed the framed bytes (whole or in
@@ -49,7 +50,7 @@ except ImportError:  # run as ``python fuzz/fuzz_struct_decode.py``: fuzz/ is sy
 DEPTHS = (100, 8, 1, 0)
 SMALL_BUDGET = 16
 CHUNKS = (0, 1, 7, 64)
-ZERO_COPY, NUMPY, SMALL = 0x01, 0x02, 0x10
+ZERO_COPY, NUMPY, SMALL, LAZY = 0x01, 0x02, 0x10, 0x80
 
 STRUCTS = [(name, codec.struct(cls)) for name, cls in _schemas.CLASSES]
 ROOTS = [codec.struct(_schemas.by_name(name)) for name in _schemas.ROOTS]
@@ -65,6 +66,7 @@ def pick(data: bytes) -> tuple[Any, dict[str, Any], int, bytes]:
     kwargs = {
         "zero_copy": bool(options & ZERO_COPY),
         "numpy": bool(options & NUMPY),
+        "lazy": bool(options & LAZY),
         "max_depth": DEPTHS[(options >> 2) & 3],
         "max_elements": SMALL_BUDGET
         if options & SMALL
@@ -142,8 +144,12 @@ def check(data: bytes) -> None:
     if default[0] == "ok":
         encoded = default[1]
         assert decode(cls, encoded, len(encoded)) == default, f"no fixed point: {where}"
-        for flags in ({"zero_copy": True}, {"numpy": True}):
+        for flags in ({"zero_copy": True}, {"numpy": True}, {"lazy": True}):
             assert decode(cls, message, size, **flags) == default, f"{flags}: {where}"
+        lazily = repr(codec.decode(cls, message, lazy=True))
+        assert lazily == repr(codec.decode(cls, message)), f"lazy repr: {where}"
+    else:
+        assert decode(cls, message, size, lazy=True) == default, f"lazy: {where}"
 
     framed = _framed(cls, message, chunk)
     assert framed == default, f"FrameDecoder: {framed} != decode(): {default}: {where}"

@@ -63,12 +63,16 @@ cdef extern from *:
 cdef class Decoding(Frame):
     cdef object source  # a memoryview while a decode runs; a lazy frame's, always
     cdef Py_ssize_t base
-    cdef bint zero_copy, numpy, busy, lazy, deferring
+    cdef bint zero_copy, numpy, busy, lazy, deferring, is_frame
+    cdef Decoding frame
     cdef Py_ssize_t max_depth, max_elements, elements
     @cython.locals(message=Struct)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
+    @cython.locals(fresh=Decoding)
     cdef Decoding _fresh(self)
     cdef int _start(self, memoryview source, Py_ssize_t base) except -1
+    @cython.locals(message=Struct)
+    cdef Struct _message(self, MessagePlan plan, memoryview source)
     cdef int parse(self, Struct message, FieldPlan field) except -1
     @cython.locals(plan=MessagePlan, pos=Py_ssize_t, end=Py_ssize_t, start=Py_ssize_t,
                    tag=uint64_t, after=Py_ssize_t, wire=int)
@@ -89,22 +93,20 @@ cdef class Decoder:
     cdef bint _initialised(self) noexcept
 
 cdef object _NO_INPUT
+cdef Py_ssize_t SMALL_PART
 
 
 @cython.locals(wire=int)
 cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
                       uint64_t tag, Decoding state, int depth) except -1
 @cython.locals(start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
-               after=Py_ssize_t)
+               after=Py_ssize_t, seen=uint64_t)
 cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,
                                Py_ssize_t end, Decoding state, int depth, int group) except -1
+@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
 cdef Py_ssize_t _decode_field(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
                               int depth) except -2
-@cython.locals(after=Py_ssize_t, body=Py_ssize_t)
-cdef Py_ssize_t _decode_occurrence(FieldPlan field, MessagePlan plan, Struct message,
-                                   const uchar *data, Py_ssize_t pos, Py_ssize_t end, int wire,
-                                   Decoding state, int depth) except -2
 @cython.locals(holder=FieldPlan, extensions=MessagePlan, field=FieldPlan)
 cdef Py_ssize_t _decode_extension(MessagePlan plan, Struct message, const uchar *data,
                                   Py_ssize_t pos, Py_ssize_t end, uint64_t tag, Decoding state,
@@ -140,11 +142,16 @@ cdef Py_ssize_t _packed_width(FieldPlan field, Py_ssize_t pos, Py_ssize_t end,
 cdef object _not_utf8(FieldPlan field, Decoding state, Py_ssize_t start)
 cdef int _charge_part(MessagePlan plan, Decoding state, Py_ssize_t pos) except -1
 
-cdef bint _plain_frame(MessagePlan plan, memoryview source, Decoding state) except -1
-@cython.locals(whole=bint, kept=memoryview, frame=Decoding, message=Struct)
-cdef Struct _lazy_message(MessagePlan plan, memoryview source, Decoding state)
-@cython.locals(seen=uint64_t, bit=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
-               after=Py_ssize_t)
+cdef uint64_t _once(uint64_t seen, FieldPlan field) except 0
+@cython.locals(after=Py_ssize_t)
+cdef Py_ssize_t _defer(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
+                       Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
+                       int depth) except -1
+@cython.locals(source=memoryview, whole=bint)
+cdef Decoding _pending_frame(Decoding state)
+@cython.locals(frame=Decoding)
+cdef Decoding _new_frame(Decoding state, memoryview source)
+@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t)
 cdef int _check_message(MessagePlan plan, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state, int depth) except -1
 @cython.locals(holder=FieldPlan)
@@ -160,9 +167,9 @@ cdef int _check_packed(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ss
 cdef int _check_entry(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                       Decoding state, int depth) except -1
 @cython.locals(kind=int, after=Py_ssize_t)
-cdef Py_ssize_t _value_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+cdef inline Py_ssize_t _value_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                            Decoding state) except -1
-cdef bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end,
+cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end,
                    Decoding state) except -1
 cdef const uchar *_bytes_of(object source)
 

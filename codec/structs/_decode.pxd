@@ -73,10 +73,10 @@ cdef class Decoding(Frame):
     cdef int _start(self, memoryview source, Py_ssize_t base) except -1
     @cython.locals(message=Struct)
     cdef Struct _message(self, MessagePlan plan, memoryview source)
-    cdef int parse(self, Struct message, FieldPlan field) except -1
+    cdef int parse(self, Struct message, Py_ssize_t first, uint64_t pending) except -1
     @cython.locals(plan=MessagePlan, pos=Py_ssize_t, end=Py_ssize_t, start=Py_ssize_t,
-                   tag=uint64_t, after=Py_ssize_t, wire=int)
-    cdef int _parse(self, Struct message, FieldPlan field) except -1
+                   tag=uint64_t, field=FieldPlan, after=Py_ssize_t)
+    cdef int _parse(self, Struct message, Py_ssize_t first, uint64_t pending) except -1
     cdef bytes rejected_entry
     cdef bytearray stray_values
     cdef uint64_t tag

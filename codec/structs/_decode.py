@@ -182,18 +182,19 @@ class Decoding(Frame):
         if cython.compiled:
             self.floor = codec_stack_floor()
 
-    def parse(self, message: Struct, field: FieldPlan) -> None:
-        """Parse pending ``field`` of ``message`` from this frame into its empty slot.
+    def parse(self, message: Struct, first: int, pending: int) -> None:
+        """Parse the fields of ``message`` whose bit is set in ``pending`` (bit i: the field
+        of slot ``first + i``) from this frame into their empty slots.
 
-        Its occurrences are read in order, as the eager decode reads them;
-        their sub-messages have pending fields in turn.
+        Their occurrences are read in order, as the eager decode reads them;
+        the sub-messages they make have pending fields in turn.
         """
         if self.busy:  # re-entered, by Python code its allocations ran
-            self._fresh().parse(message, field)
+            self._fresh().parse(message, first, pending)
         else:
-            self._parse(message, field)
+            self._parse(message, first, pending)
 
-    def _parse(self, message: Struct, field: FieldPlan) -> None:
+    def _parse(self, message: Struct, first: int, pending: int) -> None:
         source = self.source
         self._start(source, self.base)  # no budget: the frame was counted whole when checked
         plan = _plan_of_class(type(message))
@@ -208,8 +209,9 @@ class Decoding(Frame):
                 start = pos
                 pos = _read_tag(data, pos, end, self)
                 tag = self.tag
+                field = _field_numbered(plan, tag >> 3)
                 after = -1
-                if tag >> 3 == field.number:
+                if field is not None and _marked(pending, field.slot - first):
                     after = _decode_field(field, plan, message, data, pos, end, tag & 7, self, 0)
                 pos = after if after >= 0 else _skip(data, start, pos, end, tag, self, 0)
         finally:
@@ -384,6 +386,16 @@ def _plain(field: FieldPlan, wire: int) -> bool:
     enum is not of these shapes: its undeclared values go to the unknown fields.
     """
     return field.shape <= SHAPE_TEXT and wire == field.wire_type  # a number or a string
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(pending=cython.ulonglong, bit=cython.Py_ssize_t)
+@cython.returns(cython.bint)
+@cython.exceptval(check=False)
+def _marked(pending: int, bit: int) -> bool:
+    """Whether bit ``bit`` of ``pending`` is set (none outside 0 to 63)."""
+    return 0 <= bit < 64 and (pending >> bit) & 1 == 1
 
 
 def _check_nesting(state: Decoding, depth: int, pos: int) -> None:

@@ -198,15 +198,14 @@ cdef int track_store(object holder, object value) except -1
 cdef int _put_below(Struct message, FieldPlan field, object value) except -1
 cdef int _track_value(object value) except -1
 cdef class Frame:
-    cdef int parse(self, Struct message, FieldPlan field) except -1
+    cdef int parse(self, Struct message, Py_ssize_t first, uint64_t pending) except -1
 
 cdef object PENDING
 cdef object _field_value(Struct message, FieldPlan field)
 cpdef field_value(Struct message, FieldPlan field)
-@cython.locals(tracked=bint)
-cdef object _parsed(Struct message, FieldPlan field)
 cpdef defer(MessagePlan plan, Struct message, FieldPlan field, object frame)
-@cython.locals(plan=MessagePlan, fields=tuple, i=Py_ssize_t, field=FieldPlan)
+@cython.locals(tracked=bint, plan=MessagePlan, fields=tuple, first=Py_ssize_t, pending=uint64_t,
+               i=Py_ssize_t, field=FieldPlan)
 cpdef ready(Struct message)
 cdef object _frame_of(Struct message)
 cdef int _set_frame(Struct message, object frame) except -1

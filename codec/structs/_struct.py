@@ -780,17 +780,19 @@ def _field_holding(plan: MessagePlan, message: Struct, part: Struct) -> FieldPla
 # 1. A pending field's slot holds PENDING. The struct keeps its frame (the
 #    Decoding that holds the frame's bytes and the decode's options) and
 #    where its own fields lie in the frame (_start, _end).
-# 2. Python code reads a field through _field_value, which parses a pending
-#    one from its occurrences in those bytes into its slot (_parsed). The
-#    frame was checked whole before any of it was left pending, so this
-#    parse cannot fail on the bytes.
+# 2. Python code reads a field through _field_value. At the first read of
+#    a pending field, every pending field of the struct is parsed from its
+#    bytes, in one walk (ready): the fields of a message are mostly read
+#    together, and a walk per field costs a walk of the message each. The
+#    frame was checked before any of it was left pending, so this parse
+#    cannot fail on the bytes.
 # 3. Presence needs no parse: a pending sub-message's presence bit is set,
 #    as it would be once parsed. So HasField and WhichOneof read slots as
 #    they are.
-# 4. The encoder parses every pending field of a struct before it writes
-#    the struct (ready), as do copies and pickles, which encode.
+# 4. The encoder readies a struct before it writes it, as do copies and
+#    pickles, which encode.
 # 5. For the cycle collector a pending field of structs holds structs: the
-#    struct is not a leaf (_held). What _parsed makes is untracked, as a
+#    struct is not a leaf (_held). What ready makes is untracked, as a
 #    decoder's output is, unless the struct is tracked (then it is tracked
 #    with it, keeping rule 4).
 
@@ -798,8 +800,9 @@ def _field_holding(plan: MessagePlan, message: Struct, part: Struct) -> FieldPla
 class Frame:
     """What a struct with pending fields keeps: it parses them (a lazy decode's frame)."""
 
-    def parse(self, message: Struct, field: FieldPlan) -> None:
-        """Parse pending ``field`` of ``message`` into its empty slot."""
+    def parse(self, message: Struct, first: int, pending: int) -> None:
+        """Parse the fields of ``message`` whose bit is set in ``pending`` (bit i: the field
+        of slot ``first + i``) into their empty slots."""
         raise NotImplementedError
 
 
@@ -817,36 +820,17 @@ PENDING = _Pending()
 
 
 def _field_value(message: Struct, field: FieldPlan) -> Any:
-    """What ``field``'s slot of ``message`` holds, a pending value parsed first (2)."""
+    """What ``field``'s slot of ``message`` holds, pending fields parsed first (2)."""
     value = _slot(message, field)
     if value is PENDING:
-        return _parsed(message, field)
+        ready(message)
+        return _slot(message, field)
     return value
 
 
 def field_value(message: Struct, field: FieldPlan) -> Any:
     """What ``field``'s slot of ``message`` holds (None when empty), as Python code reads it."""
     return _field_value(message, field)
-
-
-def _parsed(message: Struct, field: FieldPlan) -> Any:
-    """Parse pending ``field`` of ``message`` into its slot; its value (2, 5)."""
-    frame = _frame_of(message)
-    if frame is None:  # PENDING stored around the checks, through a slot's descriptor
-        return None
-    tracked = _is_tracked(message)
-    _put(message, field, None)  # the occurrences are read into an empty field
-    cython.cast(Frame, frame).parse(message, field)
-    value = _slot(message, field)
-    if cython.compiled and _is_node(value):
-        if tracked:
-            track_reachable(value)
-        else:  # as decode_message leaves what it made (2)
-            if PyObject_GC_IsTracked(value):
-                PyObject_GC_UnTrack(value)
-            if PyObject_GC_IsTracked(message):
-                PyObject_GC_UnTrack(message)
-    return value
 
 
 def defer(plan: MessagePlan, message: Struct, field: FieldPlan, frame: Any) -> None:
@@ -859,15 +843,27 @@ def defer(plan: MessagePlan, message: Struct, field: FieldPlan, frame: Any) -> N
 
 
 def ready(message: Struct) -> None:
-    """Parse every pending field of ``message`` (4)."""
-    if _frame_of(message) is not None:
+    """Parse the pending fields of ``message`` into their slots, in one walk of its bytes
+    for each 64 fields (2, 4, 5)."""
+    frame = _frame_of(message)
+    if frame is not None:
+        _set_frame(message, None)
+        tracked = _is_tracked(message)
         plan = _plan_of_class(type(message))
         fields = plan.fields_by_slot
-        for i in range(len(fields)):
-            field = cython.cast(FieldPlan, fields[i])
-            if _slot(message, field) is PENDING:
-                _parsed(message, field)
-        _set_frame(message, None)
+        for first in range(0, len(fields), 64):
+            pending = 0  # a bit per field of slots first to first + 63 to parse
+            for i in range(first, min(first + 64, len(fields))):
+                field = cython.cast(FieldPlan, fields[i])
+                if _slot(message, field) is PENDING:
+                    pending |= cython.cast(cython.ulonglong, 1) << (i - first)
+                    _put(message, field, None)  # its occurrences are read into an empty field
+            if pending:
+                cython.cast(Frame, frame).parse(message, first, pending)
+        if cython.compiled:
+            untrack_decoded(plan, message)  # as a decoder leaves what it made (2)
+            if tracked:
+                track_reachable(message)  # unless a store tracked the message before (4)
 
 
 def _frame_of(message: Struct) -> Any:

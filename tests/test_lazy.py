@@ -56,11 +56,12 @@ NESTED = E.AllTypes(
     recursive=E.AllTypes(r_leaf=[E.Leaf()], recursive=E.AllTypes(p_int32=[4])),
 )
 NESTED_BYTES = NESTED.SerializeToString(deterministic=True)
+# A tree through every kind of pending field: singular, repeated and map, two levels down.
 TREE_BYTES = E.Tree(
     value=1,
-    left=E.Tree(value=2, right=E.Tree(value=3)),
-    children=[E.Tree(value=4, children=[E.Tree(value=5)]), E.Tree(value=6)],
-    named={"a": E.Tree(value=7, named={"z": E.Tree(value=8)})},
+    left=E.Tree(right=E.Tree(value=2)),
+    children=[E.Tree(value=i, children=[E.Tree(value=-i)]) for i in range(3)],
+    named={"a": E.Tree(named={"b": E.Tree(value=3)})},
 ).SerializeToString(deterministic=True)
 
 

@@ -185,19 +185,23 @@ def test_a_field_is_parsed_once_and_then_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    "data",
+    ("cls", "data"),
     [
-        NESTED_BYTES[:-1],  # truncated inside the last sub-message
-        NESTED_BYTES + tag(130, 2) + b"\x05\x08",  # a sub-message running past the end
-        tag(83, 2) + b"\x03\x1a\x01\xff",  # invalid UTF-8 in a nested string (Inner.tags)
-        tag(130, 2) + b"\x02\x00\x00",  # field 0 inside recursive (WireFormatError)
+        (AllTypes, NESTED_BYTES[:-1]),  # truncated inside the last sub-message
+        (AllTypes, NESTED_BYTES + tag(130, 2) + b"\x05\x08"),  # a sub-message past the end
+        (AllTypes, tag(83, 2) + b"\x03\x1a\x01\xff"),  # invalid UTF-8 in Inner.tags
+        (AllTypes, tag(130, 2) + b"\x02\x00\x00"),  # field 0 inside recursive
+        # field 0 inside a repeated group: found by the struct fuzz target (finding Y1)
+        (WithGroups, bytes.fromhex("2b003b14")),
     ],
 )
-def test_errors_are_raised_by_the_decode_where_the_eager_decode_raises_them(data: bytes) -> None:
+def test_errors_are_raised_by_the_decode_where_the_eager_decode_raises_them(
+    cls: Any, data: bytes
+) -> None:
     with pytest.raises(DecodeError) as eager:
-        codec.decode(AllTypes, data)
+        codec.decode(cls, data)
     with pytest.raises(DecodeError) as found:
-        lazy(AllTypes, data)
+        lazy(cls, data)
     assert (type(found.value), found.value.offset) == (type(eager.value), eager.value.offset)
 
 

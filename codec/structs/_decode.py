@@ -790,8 +790,11 @@ class _NotPlain(Exception):
 @cython.returns(cython.bint)
 @cython.exceptval(check=False)
 def _deferred(field: FieldPlan, wire: int) -> bool:
-    """Whether an occurrence of ``field`` is left pending by a lazy decode (3)."""
-    return (field.repeated or field.kind == MESSAGE) and _accepts(field, wire)
+    """Whether an occurrence of ``field`` is left pending by a lazy decode (3): not a group,
+    which is read eagerly (2)."""
+    return (
+        (field.repeated or field.kind == MESSAGE) and field.kind != GROUP and _accepts(field, wire)
+    )
 
 
 def _once(seen: int, field: FieldPlan) -> int:

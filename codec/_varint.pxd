@@ -42,8 +42,26 @@ cdef extern from *:
         return zeros;
     }
     #endif
+    /* The byte count of a varint of 2 to 8 bytes at p, from one 8-byte load: the first
+       byte without its high bit; 0 when fewer than 8 bytes are left, none of the 8 ends a
+       varint, or the platform is not a little-endian GCC or Clang one (the caller's loop
+       then reads the varint byte by byte). */
+    static CYTHON_INLINE Py_ssize_t codec_varint_word(const unsigned char *p, Py_ssize_t left) {
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+        __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        unsigned long long word, stops;
+        if (left < 8) return 0;
+        memcpy(&word, p, 8);
+        stops = ~word & 0x8080808080808080ULL;
+        return stops ? (Py_ssize_t)(__builtin_ctzll(stops) >> 3) + 1 : 0;
+    #else
+        (void)p; (void)left;
+        return 0;
+    #endif
+    }
     """
     int codec_clzll(unsigned long long value) nogil
+    Py_ssize_t codec_varint_word(const unsigned char *p, Py_ssize_t left) nogil
 
 
 cdef inline Py_ssize_t varint_size(uint64_t value) noexcept nogil:
@@ -57,6 +75,12 @@ cdef inline Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py
     cdef Py_ssize_t limit = _STRICT_MAX_LEN if strict else _MAX_LEN
     cdef Py_ssize_t n = 0
     cdef unsigned char byte
+    if pos < end and data[pos] < 0x80:  # one byte: most tags, lengths and small numbers
+        return 1
+    n = codec_varint_word(data + pos, end - pos)  # 2 to 8 bytes, at once (else 0)
+    if n and not (strict and data[pos + n - 1] == 0):  # (a strict one's last byte: below)
+        return n
+    n = 0
     while pos + n < end:
         byte = data[pos + n]
         n += 1

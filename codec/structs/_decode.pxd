@@ -135,7 +135,7 @@ cdef bint _read_entry(FieldPlan field, object mapping, const uchar *data, Py_ssi
 cdef bint _decode_entry_struct(FieldPlan field, object mapping, const uchar *data,
                               Py_ssize_t pos, Py_ssize_t end, Decoding state,
                               int depth) except -1
-cdef int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
+cdef inline int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
 @cython.locals(width=Py_ssize_t)
 cdef Py_ssize_t _packed_width(FieldPlan field, Py_ssize_t pos, Py_ssize_t end,
                               Decoding state) except -1
@@ -159,7 +159,7 @@ cdef bint _is_extension(MessagePlan plan, uint64_t number) except -1
 @cython.locals(after=Py_ssize_t)
 cdef Py_ssize_t _check_field(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                              int wire, Decoding state, int depth) except -2
-@cython.locals(width=Py_ssize_t, after=Py_ssize_t)
+@cython.locals(width=Py_ssize_t, after=Py_ssize_t, count=Py_ssize_t)
 cdef int _check_packed(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                        Decoding state) except -1
 @cython.locals(key_field=FieldPlan, value_field=FieldPlan, start=Py_ssize_t, at=Py_ssize_t,

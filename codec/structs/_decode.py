@@ -940,6 +940,14 @@ def _check_packed(field: FieldPlan, data: Any, pos: int, end: int, state: Decodi
     if width and state.numpy and field.numpy_type:
         state.spend((end - pos) // width, state.base + pos)
         pos = end  # a column of the run's bytes
+    elif field.closed_enum is None and state.elements >= end - pos:
+        # No element can overrun the budget (there are at most as many as bytes): the
+        # values are checked, then charged at once.
+        count = 0
+        while pos < end:
+            pos = _value_end(field, data, pos, end, state)
+            count += 1
+        state.elements -= count
     while pos < end:
         if field.closed_enum is None:
             after = _value_end(field, data, pos, end, state)

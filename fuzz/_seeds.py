@@ -194,6 +194,9 @@ STRUCT_MESSAGES: dict[str, tuple[int, int, bytes]] = {
     "s4-depth-9-over-8": (0, 0x04, nested(9, varint(130 << 3 | 2))),
     "valid-zero-copy-numpy": (0, 0x03, _valid_messages()["valid-alltypes"][1]),
     "valid-chunked-7": (0, 0x40, _valid_messages()["valid-alltypes"][1]),
+    "valid-lazy": (0, 0x80, _valid_messages()["valid-alltypes"][1]),
+    # finding Y1: a lazy decode skipped a repeated group as a value (legacy.WithGroups)
+    "y1-lazy-group": (3, 0x80, bytes.fromhex("2b003b14")),
 }
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import datetime
 import enum
+import functools
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +45,7 @@ from google.protobuf import json_format, text_format, unknown_fields
 from helpers.idioms import Idiom, Namespace, compare, markdown, namespaces
 
 import codec
+from codec.structs import _message as struct_methods
 
 Code = Callable[[Namespace], Any]
 IDIOMS: list[Idiom] = []
@@ -1302,6 +1304,17 @@ def test_the_table_is_well_formed() -> None:
 
 @pytest.mark.parametrize("entry", [_param(entry) for entry in IDIOMS])
 def test_idiom(entry: Idiom) -> None:
+    verdict = compare(entry, PB2, STRUCTS)
+    expected = "extension" if entry.extension is not None else "same"
+    assert verdict.status == expected, verdict.why
+
+
+@pytest.mark.parametrize("entry", [_param(entry) for entry in IDIOMS])
+def test_idiom_with_lazy_parsing(entry: Idiom, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same, with every parse of a struct lazy: ``FromString``, ``ParseFromString``,
+    ``MergeFromString``, ``CopyFrom``, copies and pickles (see "Lazy decoding" in
+    docs/structs.md)."""
+    monkeypatch.setattr(struct_methods, "decode", functools.partial(codec.decode, lazy=True))
     verdict = compare(entry, PB2, STRUCTS)
     expected = "extension" if entry.extension is not None else "same"
     assert verdict.status == expected, verdict.why

@@ -824,7 +824,9 @@ def _field_value(message: Struct, field: FieldPlan) -> Any:
     value = _slot(message, field)
     if value is PENDING:
         ready(message)
-        return _slot(message, field)
+        value = _slot(message, field)
+        if value is PENDING:  # stored around the checks (a slot's descriptor): unset
+            return None
     return value
 
 

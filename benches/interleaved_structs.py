@@ -1,6 +1,7 @@
 """The struct engine's table, interleaved: every peer of a row timed in the same rounds.
 
-Run from the repository root with ``python benches/interleaved_structs.py [rounds]``.
+Run from the repository root with ``python benches/interleaved_structs.py [rounds] [row]``;
+``row`` keeps the rows whose name holds it (``"decode only"``).
 
 pytest-benchmark times one benchmark after another, so on a shared machine a
 burst of load lands on one peer and not the others, and a ratio can move by a
@@ -169,18 +170,19 @@ def _check_w4() -> None:
     assert otlp.read_requests(best_decode(OTLP_STREAM, OTLP_CLASS)) == expected
 
 
-def main(rounds: int) -> None:
+def main(rounds: int, only: str = "") -> None:
     if not codec.COMPILED:
         sys.exit("interleaved_structs.py times the compiled core: build it first")
     _check_w4()
+    rows = {row: jobs for row, jobs in ROWS.items() if only in row}
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
-        for row, jobs in ROWS.items():
+        for row, jobs in rows.items():
             for peer, job in jobs.items():
                 times.setdefault((row, peer), []).extend(_timed(job, 3))
     print(f"{rounds} rounds; each peer's min (median) in µs; then the ratios of their minima")
     print("and medians: a peer's time ÷ codec's (> 1: codec is faster)")
-    for row, jobs in ROWS.items():
+    for row, jobs in rows.items():
         low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}
         mid = {peer: statistics.median(times[row, peer]) * 1e6 for peer in jobs}
         cells = [f"{peer} {low[peer]:.0f} ({mid[peer]:.0f})" for peer in jobs]
@@ -196,4 +198,4 @@ def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20, *sys.argv[2:3])

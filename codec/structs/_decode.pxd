@@ -5,7 +5,10 @@ from cpython.object cimport PyObject
 from libc.stdint cimport uint64_t
 
 from codec._buffer cimport uninitialised
-from codec.structs._plan cimport SHAPE_TEXT, FieldPlan, MessagePlan, _field_numbered
+from codec.structs._plan cimport (
+    CHECK_ELEMENT, CHECK_FIXED32, CHECK_FIXED64, CHECK_GENERAL, CHECK_TEXT, CHECK_VARINT, SHAPE_TEXT,
+    FieldPlan, MessagePlan, _field_numbered,
+)
 from codec.structs._struct cimport (
     Frame, Struct, _container, _plan_of_class, _set_field, _slot, _store,
     codec_below, codec_stack_floor, defer, new_struct, set_range, set_unknown, unknown_of,
@@ -143,6 +146,9 @@ cdef object _not_utf8(FieldPlan field, Decoding state, Py_ssize_t start)
 cdef int _charge_part(MessagePlan plan, Decoding state, Py_ssize_t pos) except -1
 
 cdef uint64_t _once(uint64_t seen, FieldPlan field) except 0
+@cython.locals(tag=uint64_t, after=Py_ssize_t)
+cdef Py_ssize_t _run_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                         int wire, Decoding state, int depth) except -1
 @cython.locals(after=Py_ssize_t)
 cdef Py_ssize_t _defer(FieldPlan field, MessagePlan plan, Struct message, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Decoding state,
@@ -151,7 +157,8 @@ cdef Py_ssize_t _defer(FieldPlan field, MessagePlan plan, Struct message, const 
 cdef Decoding _pending_frame(Decoding state)
 @cython.locals(frame=Decoding)
 cdef Decoding _new_frame(Decoding state, memoryview source)
-@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t)
+@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t,
+               checks="const uchar *", size=Py_ssize_t)
 cdef int _check_message(MessagePlan plan, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state, int depth) except -1
 @cython.locals(holder=FieldPlan)
@@ -166,9 +173,12 @@ cdef int _check_packed(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ss
                has_part=bint)
 cdef int _check_entry(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                       Decoding state, int depth) except -1
-@cython.locals(kind=int, after=Py_ssize_t)
+@cython.locals(after=Py_ssize_t)
 cdef inline Py_ssize_t _value_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                           Decoding state) except -1
+                                  Decoding state) except -1
+@cython.locals(after=Py_ssize_t)
+cdef inline Py_ssize_t _leaf_end(int check, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                                 Decoding state) except -2
 cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end,
                    Decoding state) except -1
 cdef const uchar *_bytes_of(object source)

@@ -75,7 +75,16 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         varint_length,
         varint_value_of,
     )
-    from codec.structs._plan import SHAPE_TEXT, _field_numbered
+    from codec.structs._plan import (
+        CHECK_ELEMENT,
+        CHECK_FIXED32,
+        CHECK_FIXED64,
+        CHECK_GENERAL,
+        CHECK_TEXT,
+        CHECK_VARINT,
+        SHAPE_TEXT,
+        _field_numbered,
+    )
     from codec.structs._struct import (
         _container,
         _plan_of_class,
@@ -778,6 +787,10 @@ def _charge_part(plan: MessagePlan, state: Decoding, pos: int) -> None:
 #    pending field when it is first read, a level at a time: the
 #    sub-messages it makes have pending fields too. A small singular
 #    sub-message is read at once (SMALL_PART).
+# 4. The walk is cheap where most of a frame is: a repeated field's
+#    occurrences that follow each other are left pending together
+#    (_run_end), and a number, string or bytes value is passed over by its
+#    tag's entry in MessagePlan.checks, without a look at its field.
 
 
 class _NotPlain(Exception):
@@ -818,19 +831,42 @@ def _defer(
     state: Decoding,
     depth: int,
 ) -> int:
-    """Leave an occurrence of ``field`` of ``message`` pending (3), checked first (1) unless
-    a frame reads it (its frame was checked); return where it ends.
+    """Leave an occurrence of ``field`` of ``message`` pending (3), with those of a
+    repeated field that follow it (4), checked first (1) unless a frame reads them (its
+    frame was checked); return where they end.
 
     A singular sub-message of at most SMALL_PART bytes is read at once:
     leaving it pending would cost more than it saves.
     """
-    after = skip_value(data, pos, end, state.base, wire)
-    if not field.repeated and after - pos <= SMALL_PART:
-        return _decode_field(field, plan, message, data, pos, end, wire, state, depth)
-    if not state.is_frame:
-        _check_field(field, data, pos, end, wire, state, depth)
+    if field.repeated:
+        after = _run_end(field, data, pos, end, wire, state, depth)
+    else:
+        after = skip_value(data, pos, end, state.base, wire)
+        if after - pos <= SMALL_PART:
+            return _decode_field(field, plan, message, data, pos, end, wire, state, depth)
+        if not state.is_frame:
+            _check_field(field, data, pos, end, wire, state, depth)
     defer(plan, message, field, _pending_frame(state))
     return after
+
+
+def _run_end(
+    field: FieldPlan, data: Any, pos: int, end: int, wire: int, state: Decoding, depth: int
+) -> int:
+    """Where the occurrences of repeated ``field`` with the tag just read, from the one at
+    ``pos`` to the last that follows it, end: each checked (1) unless a frame reads them."""
+    tag = state.tag
+    while True:
+        if state.is_frame:
+            pos = skip_value(data, pos, end, state.base, wire)
+        else:
+            pos = _check_field(field, data, pos, end, wire, state, depth)
+        if pos >= end:
+            return pos
+        after = _read_tag(data, pos, end, state)
+        if state.tag != tag:
+            return pos  # the next field's tag, which decode_message reads again
+        pos = after
 
 
 def _pending_frame(state: Decoding) -> Decoding:
@@ -868,17 +904,24 @@ def _check_message(
 ) -> None:
     """Check ``data[pos:end]`` as :func:`decode_message` reads it, making nothing (1)."""
     _check_nesting(state, depth, pos)
+    checks = plan.checks  # by tag: a number, string or bytes passed over without its field
+    size = len(plan.checks)
     seen = 0  # the singular message fields met, a bit each (by slot, modulo 64)
     while pos < end:
         start = pos
         pos = _read_tag(data, pos, end, state)
         tag = state.tag
+        if tag < size and checks[tag] != CHECK_GENERAL:
+            after = _leaf_end(checks[tag], data, pos, end, state)
+            if after < 0:
+                raise _not_utf8(_field_numbered(plan, tag >> 3), state, state.body)
+            if checks[tag] & CHECK_ELEMENT:
+                state.spend(1, state.base + pos)
+            pos = after
+            continue
         if tag & 7 == EGROUP:
             stray_end_group(tag >> 3, start, state.base)
         field = _field_numbered(plan, tag >> 3)
-        if field is not None and _plain(field, tag & 7):
-            pos = _value_end(field, data, pos, end, state)
-            continue
         after = -1
         if field is not None:
             if field.message is not None and not field.repeated:
@@ -994,16 +1037,26 @@ def _check_entry(
 
 
 def _value_end(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> int:
-    """Where the number, string or bytes at ``pos`` ends, checked as :func:`_read_value`
-    reads it, making nothing."""
-    kind = field.kind
-    if kind <= ENUM:
-        return pos + varint_length(data, pos, end, state.base)
-    if field.wire_type == I32 or field.wire_type == I64:
-        return fixed_end(pos, end, state.base, 4 if field.wire_type == I32 else 8)
-    after = _length_end(data, pos, end, state)
-    if kind != BYTES and not _is_utf8(data, state.body, after, state) and field.utf8 != "bytes":
+    """Where the number, string or bytes of ``field`` at ``pos`` ends, checked as
+    :func:`_read_value` reads it, making nothing."""
+    after = _leaf_end(field.check, data, pos, end, state)
+    if after < 0:
         raise _not_utf8(field, state, state.body)
+    return after
+
+
+def _leaf_end(check: int, data: Any, pos: int, end: int, state: Decoding) -> int:
+    """Where the number, string or bytes at ``pos`` ends, checked as :func:`_read_value`
+    reads it, making nothing (``check``: its field's ``FieldPlan.check``); -1 for a
+    string that is not UTF-8."""
+    check &= CHECK_ELEMENT - 1
+    if check == CHECK_VARINT:
+        return pos + varint_length(data, pos, end, state.base)
+    if check == CHECK_FIXED64 or check == CHECK_FIXED32:
+        return fixed_end(pos, end, state.base, 8 if check == CHECK_FIXED64 else 4)
+    after = _length_end(data, pos, end, state)
+    if check == CHECK_TEXT and not _is_utf8(data, state.body, after, state):
+        return -1
     return after
 
 

@@ -5,7 +5,7 @@ from libc.stdint cimport uint64_t
 
 from codec._varint cimport varint_size
 from codec._wire cimport (
-    DOUBLE, EGROUP, ENUM, I32, I64, INT32, INT64, LEN, MESSAGE, STRING, UINT32, UINT64, VARINT,
+    DOUBLE, EGROUP, ENUM, GROUP, I32, I64, INT32, INT64, LEN, MESSAGE, STRING, UINT32, UINT64, VARINT,
     natural_wire_type,
 )
 
@@ -28,6 +28,14 @@ cdef enum:  # FieldPlan.shape
     SHAPE_MESSAGE = 4
     SHAPE_PACKED = 5
     SHAPE_OTHER = 6
+cdef enum:  # MessagePlan.checks
+    CHECK_GENERAL = 0
+    CHECK_VARINT = 1
+    CHECK_FIXED64 = 2
+    CHECK_BYTES = 3
+    CHECK_TEXT = 4
+    CHECK_FIXED32 = 5
+    CHECK_ELEMENT = 8
 cdef int _shape(int kind, bint repeated, bint packed, int wire_type, bint closed) noexcept
 @cython.locals(descriptor=member_descr_ptr)
 cdef Py_ssize_t _member_offset(object member) except? -1
@@ -37,7 +45,7 @@ cdef class FieldPlan:
     cdef readonly int number, kind, wire_type
     cdef readonly Py_ssize_t slot
     cdef readonly bint repeated, packed, presence, implicit
-    cdef readonly int shape
+    cdef readonly int shape, check
     cdef readonly str utf8
     cdef readonly object closed_enum, default, enum_type
     cdef readonly dict enum_members
@@ -54,6 +62,7 @@ cdef class FieldPlan:
 cdef class MessagePlan:
     cdef readonly str full_name
     cdef readonly tuple fields_by_slot, fields, numbered
+    cdef readonly bytes checks
     cdef readonly dict by_number, by_name, oneofs, oneof_names
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls, required, convert
@@ -68,6 +77,8 @@ cdef class MessagePlan:
     @cython.locals(bits=Py_ssize_t, field=FieldPlan)
     cpdef bind(self, object cls)
     cpdef extend(self, MessagePlan extensions)
+
+cdef int _check_of(FieldPlan field) except -1
 
 
 cdef inline FieldPlan _field_numbered(MessagePlan plan, Py_ssize_t number):

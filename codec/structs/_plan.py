@@ -33,6 +33,7 @@ if not cython.compiled:  # compiled, _plan.pxd cimports these C functions and co
         DOUBLE,
         EGROUP,
         ENUM,
+        GROUP,
         I32,
         I64,
         INT32,
@@ -61,6 +62,20 @@ if not cython.compiled:  # compiled, _plan.pxd declares them
     SHAPE_MESSAGE = 4  # a singular length-prefixed message
     SHAPE_PACKED = 5  # a packed repeated number
     SHAPE_OTHER = 6  # bytes, a group, a map, a repeated string or message, a closed enum
+
+# How a lazy decode's check walk passes over a value (MessagePlan.checks), by its tag:
+# a number, string or bytes value on its field's declared wire type is measured (and a
+# string's UTF-8 checked) without a look at its FieldPlan. Anything else takes the
+# walk's general path (CHECK_GENERAL): a message, a group, a packed run, a closed enum,
+# a number the plan does not know, a wire type its field does not declare.
+if not cython.compiled:  # compiled, _plan.pxd declares them
+    CHECK_GENERAL = 0
+    CHECK_VARINT = 1
+    CHECK_FIXED64 = 2
+    CHECK_BYTES = 3
+    CHECK_TEXT = 4  # a string whose UTF-8 is checked
+    CHECK_FIXED32 = 5
+    CHECK_ELEMENT = 8  # added to the above for a repeated field: the value is an element
 
 
 class FieldPlan:
@@ -107,6 +122,7 @@ class FieldPlan:
         self.implicit = not presence and not repeated
         self.wire_type = natural_wire_type(kind)
         self.shape = _shape(kind, repeated, packed, self.wire_type, closed_enum is not None)
+        self.check = _check_of(self)  # how a lazy decode's check walk passes over a value
         self.tag = (number << 3) | (LEN if packed else self.wire_type)
         self.tag_size = varint_size(self.tag)
         # The tag's bytes as one little-endian word: the encoder puts them in one store.
@@ -152,6 +168,23 @@ def _shape(kind: int, repeated: bool, packed: bool, wire_type: int, closed: bool
     return SHAPE_MESSAGE if kind == MESSAGE else SHAPE_OTHER
 
 
+def _check_of(field: FieldPlan) -> int:
+    """How the check walk passes over a value of ``field`` on its declared wire type."""
+    if field.kind in (MESSAGE, GROUP) or field.closed_enum is not None:
+        return CHECK_GENERAL
+    if field.wire_type == VARINT:
+        check = CHECK_VARINT
+    elif field.wire_type == I64:
+        check = CHECK_FIXED64
+    elif field.wire_type == I32:
+        check = CHECK_FIXED32
+    elif field.kind == STRING and field.utf8 != "bytes":
+        check = CHECK_TEXT
+    else:
+        check = CHECK_BYTES
+    return check | (CHECK_ELEMENT if field.repeated else 0)
+
+
 class MessagePlan:
     """The fields of one message type, in number order, and its struct class."""
 
@@ -174,6 +207,11 @@ class MessagePlan:
             if field.number < len(numbered):
                 numbered[field.number] = field
         self.numbered = tuple(numbered)
+        checks = bytearray(len(numbered) << 3)  # by tag: number << 3 | wire type
+        for field in fields:
+            if field.number < len(numbered):
+                checks[field.number << 3 | field.wire_type] = field.check
+        self.checks = bytes(checks)
         self.presence_words = 0  # 64-bit words of presence bits
         self.oneofs: dict[str, tuple[int, ...]] = {}  # whose members clear each other
         self.oneof_names: dict[str, tuple[int, ...]] = {}  # those and the synthetic ones

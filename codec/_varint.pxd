@@ -101,6 +101,8 @@ cdef inline uint64_t varint_value(const unsigned char *data, Py_ssize_t pos,
     cdef uint64_t value = 0
     cdef unsigned int shift = 0
     cdef Py_ssize_t i
+    if n == 1:  # most tags and lengths
+        return data[pos]
     for i in range(n):
         value |= (<uint64_t>(data[pos + i] & 0x7F)) << shift
         shift += 7

@@ -43,9 +43,9 @@ cdef extern from *:
     }
     #endif
     /* The byte count of a varint of 2 to 8 bytes at p, from one 8-byte load: the first
-       byte without its high bit; 0 when fewer than 8 bytes are left, none of the 8 ends a
-       varint, or the platform is not a little-endian GCC or Clang one (the caller's loop
-       then reads the varint byte by byte). */
+       byte without its high bit; -8 when none of the 8 ends it; 0 when fewer than 8 bytes
+       are left or the platform is not a little-endian GCC or Clang one (the caller's loop
+       then reads the varint byte by byte, after the 8 when they all go on). */
     static CYTHON_INLINE Py_ssize_t codec_varint_word(const unsigned char *p, Py_ssize_t left) {
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
         __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -53,7 +53,7 @@ cdef extern from *:
         if (left < 8) return 0;
         memcpy(&word, p, 8);
         stops = ~word & 0x8080808080808080ULL;
-        return stops ? (Py_ssize_t)(__builtin_ctzll(stops) >> 3) + 1 : 0;
+        return stops ? (Py_ssize_t)(__builtin_ctzll(stops) >> 3) + 1 : -8;
     #else
         (void)p; (void)left;
         return 0;
@@ -77,10 +77,10 @@ cdef inline Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py
     cdef unsigned char byte
     if pos < end and data[pos] < 0x80:  # one byte: most tags, lengths and small numbers
         return 1
-    n = codec_varint_word(data + pos, end - pos)  # 2 to 8 bytes, at once (else 0)
-    if n and not (strict and data[pos + n - 1] == 0):  # (a strict one's last byte: below)
+    n = codec_varint_word(data + pos, end - pos)  # 2 to 8 bytes, at once (else 0 or -8)
+    if n > 0 and not (strict and data[pos + n - 1] == 0):  # (a strict one's last byte: below)
         return n
-    n = 0
+    n = 8 if n < 0 else 0  # bytes known to go on
     while pos + n < end:
         byte = data[pos + n]
         n += 1

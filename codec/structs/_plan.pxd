@@ -61,7 +61,7 @@ cdef class FieldPlan:
 
 cdef class MessagePlan:
     cdef readonly str full_name
-    cdef readonly tuple fields_by_slot, fields, numbered
+    cdef readonly tuple fields_by_slot, fields, numbered, containers
     cdef readonly bytes checks
     cdef readonly dict by_number, by_name, oneofs, oneof_names
     cdef readonly Py_ssize_t presence_words

@@ -197,6 +197,11 @@ class MessagePlan:
         # writes them, see extend).
         order = sorted(fields, key=lambda field: field.number, reverse=descending)
         self.fields = tuple(order)
+        # The fields whose values may be containers or structs, in slot order: what the
+        # cycle collector's bookkeeping looks at (the others hold numbers and strings).
+        self.containers = tuple(
+            field for field in fields if field.repeated or field.kind in (MESSAGE, GROUP)
+        )
         self.by_number = {field.number: field for field in fields}
         self.by_name = {field.name: field for field in fields}
         # Fields by number for small numbers, the common case: a list index, not a dict lookup.

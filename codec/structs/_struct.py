@@ -545,7 +545,7 @@ def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
     """
     # untracked, a struct holds no container and no struct (1): nothing to do
     if cython.compiled and PyObject_GC_IsTracked(message):
-        fields = plan.fields_by_slot
+        fields = plan.containers
         for i in range(len(fields)):
             value = _slot(message, cython.cast(FieldPlan, fields[i]))
             if not PyType_IS_GC(Py_TYPE(value)) or not PyObject_GC_IsTracked(value):
@@ -613,7 +613,7 @@ def _held(item: Any, pending: list[Any] | None) -> bool:
     found = False
     if isinstance(item, Struct):
         plan = _plan_of_class(type(item))
-        fields = plan.fields_by_slot
+        fields = plan.containers
         for i in range(len(fields) + 1):  # the fields, then the extensions' slot
             field = plan.extensions if i == len(fields) else cython.cast(FieldPlan, fields[i])
             if field is None or not _holds_structs(field):

@@ -29,18 +29,21 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* Whether n bytes are ASCII: no byte of 8-byte words has its high bit set. */
+    /* Whether n bytes are ASCII: no byte has its high bit set, read 8 at a time, then
+       the last 7 or fewer in a 4-, a 2- and a 1-byte read. */
     /* A new str of n UTF-8 bytes: ASCII is copied straight into a compact str;
        anything else goes to CPython's decoder. Bytes that are not UTF-8 set *bad and
        give None. */
-    static int codec_ascii(const char *s, Py_ssize_t n) {
+    static CYTHON_INLINE int codec_ascii(const char *s, Py_ssize_t n) {
         uint64_t high = 0, word;
         Py_ssize_t i = 0;
         for (; i + 8 <= n; i += 8) {
             memcpy(&word, s + i, 8);
             high |= word;
         }
-        for (; i < n; i++) high |= (unsigned char)s[i];
+        if (n - i >= 4) { uint32_t half; memcpy(&half, s + i, 4); high |= half; i += 4; }
+        if (n - i >= 2) { uint16_t quarter; memcpy(&quarter, s + i, 2); high |= quarter; i += 2; }
+        if (i < n) high |= (unsigned char)s[i];
         return (high & 0x8080808080808080ULL) == 0;
     }
     static PyObject *codec_text(const char *s, Py_ssize_t n, int *bad) {
@@ -85,7 +88,6 @@ cdef class Decoding(Frame):
     cdef uint64_t tag
     cdef Py_ssize_t body, after
     cdef char *floor  # the lowest frame address nesting may reach (codec_stack_floor)
-    cdef int spend(self, Py_ssize_t count, Py_ssize_t offset) except -1
 
 cdef class Decoder:
     cdef readonly object type
@@ -95,6 +97,7 @@ cdef class Decoder:
     cdef Decoding state
     cdef bint _initialised(self) noexcept
 
+cdef inline int _spend(Decoding state, Py_ssize_t count, Py_ssize_t offset) except -1
 cdef object _NO_INPUT
 cdef Py_ssize_t SMALL_PART
 
@@ -157,8 +160,7 @@ cdef Py_ssize_t _defer(FieldPlan field, MessagePlan plan, Struct message, const 
 cdef Decoding _pending_frame(Decoding state)
 @cython.locals(frame=Decoding)
 cdef Decoding _new_frame(Decoding state, memoryview source)
-@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t,
-               checks="const uchar *", size=Py_ssize_t)
+@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t)
 cdef int _check_message(MessagePlan plan, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state, int depth) except -1
 @cython.locals(holder=FieldPlan)
@@ -169,13 +171,16 @@ cdef Py_ssize_t _check_field(FieldPlan field, const uchar *data, Py_ssize_t pos,
 @cython.locals(width=Py_ssize_t, after=Py_ssize_t, count=Py_ssize_t)
 cdef int _check_packed(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                        Decoding state) except -1
-@cython.locals(key_field=FieldPlan, value_field=FieldPlan, start=Py_ssize_t, at=Py_ssize_t,
-               has_part=bint)
-cdef int _check_entry(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+@cython.locals(entry=MessagePlan, value_field=FieldPlan, start=Py_ssize_t, at=Py_ssize_t,
+               after=Py_ssize_t, has_part=bint)
+cdef inline int _check_entry(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                       Decoding state, int depth) except -1
 @cython.locals(after=Py_ssize_t)
 cdef inline Py_ssize_t _value_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                   Decoding state) except -1
+@cython.locals(checks="const uchar *", after=Py_ssize_t)
+cdef inline Py_ssize_t _leaf_of(MessagePlan plan, uint64_t tag, const uchar *data, Py_ssize_t pos,
+                                Py_ssize_t end, Decoding state) except -2
 @cython.locals(after=Py_ssize_t)
 cdef inline Py_ssize_t _leaf_end(int check, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                  Decoding state) except -2

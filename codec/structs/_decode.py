@@ -227,10 +227,13 @@ class Decoding(Frame):
             self.source = source  # a frame keeps its bytes
             self.busy = False
 
-    def spend(self, count: int, offset: int) -> None:
-        self.elements -= count
-        if self.elements < 0:
-            raise DecodeError("message has more elements than max_elements allows", offset)
+
+def _spend(state: Decoding, count: int, offset: int) -> None:
+    """Charge ``count`` elements to the decode's budget; the element at ``offset`` is one
+    too many when it runs out."""
+    state.elements -= count
+    if state.elements < 0:
+        raise DecodeError("message has more elements than max_elements allows", offset)
 
 
 @cython.cfunc
@@ -335,7 +338,7 @@ def decode_message(
             continue
         value_start = pos
         pos = _skip(data, start, pos, end, tag, state, depth)
-        state.spend(1, state.base + start)
+        _spend(state, 1, state.base + start)
         if unknown is None:
             unknown = bytearray(unknown_of(message))
         if state.rejected_entry is None:
@@ -431,7 +434,7 @@ def _decode_field(
         return -1
     if field.map_key is not None:
         after = _length_end(data, pos, end, state)
-        state.spend(1, state.base + pos)
+        _spend(state, 1, state.base + pos)
         entries = _container(plan, message, field)
         if _decode_entry(field, entries, data, state.body, after, state, depth):
             return after
@@ -469,7 +472,7 @@ def _decode_field(
     if field.closed_enum is not None and value not in field.closed_enum:
         return -1  # proto2: an unknown enum value is kept as an unknown field
     if field.repeated:
-        state.spend(1, state.base + pos)
+        _spend(state, 1, state.base + pos)
         _append(plan, message, field, value)
     else:
         _set_field(plan, message, field, value)
@@ -588,7 +591,7 @@ def _decode_packed(
     else:
         while pos < end:
             value = _read_value(field, data, pos, end, state)
-            state.spend(1, state.base + pos)
+            _spend(state, 1, state.base + pos)
             if field.closed_enum is None or value in field.closed_enum:
                 _append(plan, message, field, value)
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
@@ -622,14 +625,14 @@ def _numpy_column(
 
     if width:
         count = (end - pos) // width
-        state.spend(count, state.base + pos)
+        _spend(state, count, state.base + pos)
         # From a slice: the column's export is the slice's, so the input view stays releasable.
         column = numpy.frombuffer(state.source[pos:end], field.numpy_type, count)
     else:
         items: list[Any] = []
         while pos < end:
             value = _read_value(field, data, pos, end, state)
-            state.spend(1, state.base + pos)
+            _spend(state, 1, state.base + pos)
             if field.closed_enum is None or value in field.closed_enum:
                 items.append(value)
             else:
@@ -759,7 +762,7 @@ def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
 
 def _charge_part(plan: MessagePlan, state: Decoding, pos: int) -> None:
     """Charge the element budget for a new sub-message of ``plan`` (see :func:`_new_part`)."""
-    state.spend(1 + len(plan.fields_by_slot) // 8, state.base + pos)
+    _spend(state, 1 + len(plan.fields_by_slot) // 8, state.base + pos)
 
 
 # --- lazy decoding -----------------------------------------------------------
@@ -904,19 +907,13 @@ def _check_message(
 ) -> None:
     """Check ``data[pos:end]`` as :func:`decode_message` reads it, making nothing (1)."""
     _check_nesting(state, depth, pos)
-    checks = plan.checks  # by tag: a number, string or bytes passed over without its field
-    size = len(plan.checks)
     seen = 0  # the singular message fields met, a bit each (by slot, modulo 64)
     while pos < end:
         start = pos
         pos = _read_tag(data, pos, end, state)
         tag = state.tag
-        if tag < size and checks[tag] != CHECK_GENERAL:
-            after = _leaf_end(checks[tag], data, pos, end, state)
-            if after < 0:
-                raise _not_utf8(_field_numbered(plan, tag >> 3), state, state.body)
-            if checks[tag] & CHECK_ELEMENT:
-                state.spend(1, state.base + pos)
+        after = _leaf_of(plan, tag, data, pos, end, state)
+        if after >= 0:
             pos = after
             continue
         if tag & 7 == EGROUP:
@@ -933,7 +930,7 @@ def _check_message(
             pos = after
         else:
             pos = _skip(data, start, pos, end, tag, state, depth)
-            state.spend(1, state.base + start)
+            _spend(state, 1, state.base + start)
 
 
 def _is_extension(plan: MessagePlan, number: int) -> bool:
@@ -950,7 +947,7 @@ def _check_field(
         return -1
     if field.map_key is not None:
         after = _length_end(data, pos, end, state)
-        state.spend(1, state.base + pos)
+        _spend(state, 1, state.base + pos)
         _check_entry(field, data, state.body, after, state, depth)
         return after
     if _packed_run(field, wire):
@@ -973,7 +970,7 @@ def _check_field(
     else:
         return -1
     if field.repeated:
-        state.spend(1, state.base + pos)
+        _spend(state, 1, state.base + pos)
     return after
 
 
@@ -981,7 +978,7 @@ def _check_packed(field: FieldPlan, data: Any, pos: int, end: int, state: Decodi
     """Check a packed run ``data[pos:end]`` as :func:`_decode_packed` reads it."""
     width = _packed_width(field, pos, end, state)
     if width and state.numpy and field.numpy_type:
-        state.spend((end - pos) // width, state.base + pos)
+        _spend(state, (end - pos) // width, state.base + pos)
         pos = end  # a column of the run's bytes
     elif field.closed_enum is None and state.elements >= end - pos:
         # No element can overrun the budget (there are at most as many as bytes): the
@@ -998,7 +995,7 @@ def _check_packed(field: FieldPlan, data: Any, pos: int, end: int, state: Decodi
             after = state.after
         else:
             raise _NotPlain
-        state.spend(1, state.base + pos)
+        _spend(state, 1, state.base + pos)
         pos = after
 
 
@@ -1006,7 +1003,7 @@ def _check_entry(
     field: FieldPlan, data: Any, pos: int, end: int, state: Decoding, depth: int
 ) -> None:
     """Check a map entry ``data[pos:end]`` as :func:`_read_entry` reads it."""
-    key_field: FieldPlan = field.map_key  # type: ignore[assignment]
+    entry: MessagePlan = field.message  # type: ignore[assignment]
     value_field: FieldPlan = field.map_value  # type: ignore[assignment]
     if value_field.kind == GROUP:
         raise _NotPlain
@@ -1015,14 +1012,13 @@ def _check_entry(
     has_part = False  # a message value was met (a second one is merged into it)
     while pos < end:
         at = _read_tag(data, pos, end, state)
-        if state.tag == key_field.tag:
-            pos = _value_end(key_field, data, at, end, state)
+        after = _leaf_of(entry, state.tag, data, at, end, state)  # the key, most values
+        if after >= 0:
+            pos = after
         elif state.tag != value_field.tag:
             raise _NotPlain
-        elif value_field.message is None:
-            if value_field.closed_enum is None:
-                pos = _value_end(value_field, data, at, end, state)
-            elif _read_value(value_field, data, at, end, state) in value_field.closed_enum:
+        elif value_field.message is None:  # a closed enum
+            if _read_value(value_field, data, at, end, state) in value_field.closed_enum:
                 pos = state.after
             else:
                 raise _NotPlain
@@ -1042,6 +1038,20 @@ def _value_end(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding)
     after = _leaf_end(field.check, data, pos, end, state)
     if after < 0:
         raise _not_utf8(field, state, state.body)
+    return after
+
+
+def _leaf_of(plan: MessagePlan, tag: int, data: Any, pos: int, end: int, state: Decoding) -> int:
+    """Where the value at ``pos`` of tag ``tag`` ends, checked, and charged if it is an
+    element, when ``plan.checks`` passes over it (4); else -1."""
+    checks = plan.checks
+    if tag >= len(plan.checks) or checks[tag] == CHECK_GENERAL:
+        return -1
+    after = _leaf_end(checks[tag], data, pos, end, state)
+    if after < 0:
+        raise _not_utf8(_field_numbered(plan, tag >> 3), state, state.body)
+    if checks[tag] & CHECK_ELEMENT:
+        _spend(state, 1, state.base + pos)
     return after
 
 

@@ -85,5 +85,5 @@ cdef inline FieldPlan _field_numbered(MessagePlan plan, Py_ssize_t number):
     # the field numbered ``number`` in plan, or None (small numbers by list index)
     cdef tuple numbered = plan.numbered
     if number < len(numbered):
-        return numbered[number]
+        return <FieldPlan>numbered[number]  # a FieldPlan or None, as MessagePlan made it
     return plan.by_number.get(number)

@@ -57,6 +57,9 @@ cdef class FrameDecoder(ReceiveWindow):
     cdef object _busy_error(self)
     cdef object _repeated(self)
     cpdef object next_frame(self)
+    @cython.locals(count=Py_ssize_t, start=Py_ssize_t, stop=Py_ssize_t, pos=Py_ssize_t,
+                   n=Py_ssize_t, data=cython.p_uchar)
+    cpdef memoryview take_frames(self, object limit)
     @cython.locals(start=Py_ssize_t, n=Py_ssize_t, body=Py_ssize_t, end=Py_ssize_t,
                    data=cython.p_uchar)
     cdef object _take_frame(self)

@@ -486,6 +486,33 @@ class FrameDecoder(ReceiveWindow):
         finally:
             self._busy = False
 
+    def take_frames(self, limit: int) -> memoryview:
+        """Up to ``limit`` complete frames at once, as one view of their bytes, prefixes
+        included (empty when none is complete): for a reader that walks the frames
+        itself, as :mod:`codec.arrow` does, with no object made per frame. Their
+        prefixes are checked, as :meth:`next_frame`'s are; the view stays valid as a
+        frame does. It ignores ``message_type`` and ``copy``.
+        """
+        count = checked_size("limit", limit)
+        self._claim()
+        try:
+            start = self._start
+            if self._error is not None and self._base + start >= self._error_offset:
+                raise self._repeated()
+            stop = self._walked - self._base  # every frame before it is complete
+            data = byte_pointer(self._data)
+            pos = start
+            while pos < stop and count > 0:
+                n = 1
+                while data[pos + n - 1] >= 0x80:
+                    n += 1
+                pos += n + cython.cast(cython.Py_ssize_t, varint_value(data, pos, n))
+                count -= 1
+            self._start = pos
+            return self._received(start, pos)
+        finally:
+            self._busy = False
+
     def shrink(self) -> None:
         """Give back the memory the window grew into for a large frame, once it is taken.
 

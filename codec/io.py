@@ -121,7 +121,7 @@ def read_frames(
     :class:`~codec.errors.TruncatedError` once the frames before the cut are
     out.
     """
-    read = _reader(source)
+    read = stream_reader(source)
     size = checked_size("chunk_size", chunk_size, 1)
     decoder = FrameDecoder(max_frame_size, strict=strict, message_type=message_type, copy=copy)
     return _frames(read, decoder, size)
@@ -205,7 +205,7 @@ def _flush(encoder: FrameEncoder, write: Callable[[memoryview], None]) -> None:
     encoder.clear()
 
 
-def _reader(source: Any) -> Callable[[memoryview], int | None]:
+def stream_reader(source: Any) -> Callable[[memoryview], int | None]:
     """The method that reads into a view: one read, returning as soon as bytes are there."""
     for name in ("recv_into", "readinto1", "readinto"):
         method = getattr(source, name, None)

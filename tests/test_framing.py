@@ -1630,3 +1630,20 @@ def test_a_repeated_error_keeps_a_traceback_of_its_own_raise() -> None:
             decoder.next_frame()
         depths.append(len(traceback.extract_tb(info.value.__traceback__)))
     assert len(set(depths)) == 1, depths
+
+
+def test_take_frames_hands_out_complete_frames_a_run_at_a_time() -> None:
+    """Up to ``limit`` complete frames, prefixes included, in one view; a frame not yet
+    complete waits; a bad prefix raises when it is reached, after the frames before it."""
+    decoder = codec.FrameDecoder(max_frame_size=8)
+    decoder.feed(b"\x01a\x02bc\x00\x03de")  # three frames, then one cut short
+    assert bytes(decoder.take_frames(2)) == b"\x01a\x02bc"
+    assert bytes(decoder.take_frames(5)) == b"\x00"
+    assert bytes(decoder.take_frames(5)) == b""  # b"\x03de" lacks a byte
+    decoder.feed(b"f\x09")  # completes it; then a prefix over max_frame_size
+    assert bytes(decoder.take_frames(5)) == b"\x03def"
+    with pytest.raises(codec.FrameTooLargeError) as caught:
+        decoder.take_frames(5)
+    assert caught.value.offset == 10  # after 2 + 3 + 1 + 4 bytes of frames
+    with pytest.raises(ValueError, match="limit"):
+        codec.FrameDecoder().take_frames(-1)

@@ -124,6 +124,7 @@ DECODER_REENTRY: dict[str, Callable[[codec.FrameDecoder], object]] = {
     "get_buffer": lambda decoder: decoder.get_buffer(16),
     "buffer_updated": lambda decoder: decoder.buffer_updated(0),
     "next_frame": lambda decoder: decoder.next_frame(),
+    "take_frames": lambda decoder: decoder.take_frames(1),
     "iteration": lambda decoder: list(decoder),
     "feed_eof": lambda decoder: decoder.feed_eof(),
     "frame_in_progress": lambda decoder: decoder.frame_in_progress,

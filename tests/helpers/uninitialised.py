@@ -69,6 +69,7 @@ UNINITIALISED_CALLS: dict[str, str] = {
     "message_type": "o.message_type",
     "nested": "o.nested(memoryview(b'\\x08\\x01'))",
     "next_frame": "o.next_frame()",
+    "take_frames": "o.take_frames(1)",
     "numpy": "o.numpy",
     "owner": "o.owner",
     "plan": "o.plan",

@@ -50,11 +50,14 @@ COMPILED_MODULES = (
     "codec.structs._dispatch",
     "codec.framing",
     "codec.profiler._recorder",
+    "codec.arrow._builders",
 )
 
-# Imported as soon as the build is chosen; the profiler's recorder is loaded
-# with its package, on first use.
-CORE_MODULES = tuple(name for name in COMPILED_MODULES if not name.startswith("codec.profiler."))
+# Imported as soon as the build is chosen; the profiler's recorder and the Arrow
+# builders are loaded with their packages, on first use.
+CORE_MODULES = tuple(
+    name for name in COMPILED_MODULES if not name.startswith(("codec.profiler.", "codec.arrow."))
+)
 
 # Next to an extension module, the file holding the SHA-256 of its sources.
 RECORD_SUFFIX = ".source-sha256"

@@ -23,6 +23,7 @@ before it loaded compiled (no mix of the two builds is left).
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import json
 import os
@@ -83,9 +84,12 @@ def test_the_compiled_modules_are_listed_once() -> None:
     lint = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
     c_names = {path for path, codes in lint["per-file-ignores"].items() if "F821" in codes}
     assert c_names == {name.replace(".", "/") + ".py" for name in COMPILED_MODULES}
-    core = codec._pure.CORE_MODULES  # loaded with codec; the profiler's recorder with it
-    assert set(core) == {name for name in COMPILED_MODULES if not name.startswith("codec.profiler")}
+    core = codec._pure.CORE_MODULES  # loaded with codec; the others with their packages
+    later = ("codec.profiler.", "codec.arrow.")
+    assert set(core) == {name for name in COMPILED_MODULES if not name.startswith(later)}
     assert [sys.modules[name].COMPILED for name in core] == [codec.COMPILED] * len(core)
+    for name in set(COMPILED_MODULES) - set(core):
+        assert importlib.import_module(name).COMPILED is codec.COMPILED, name
 
 
 def test_compiled_flag_follows_environment() -> None:

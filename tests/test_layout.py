@@ -43,7 +43,8 @@ def test_no_test_module_or_helper_imports_a_test_module() -> None:
 
 # The package's rooms. The framing core carries frames of any payload; the
 # struct engine (codec/structs/) and the profiler (codec/profiler/) are
-# products built on it. The rest of the package reaches the struct engine only
+# products built on it, and Arrow columns (codec/arrow/) one built on the
+# struct engine. The rest of the package reaches the struct engine only
 # through the modules named here, each with the rooms that use it.
 CODEC = TESTS.parent / "codec"
 FRAMING_CORE = {
@@ -64,8 +65,10 @@ FRAMING_CORE = {
 STRUCT_PORTS = {
     # what a message is, for framing: a staged payload it sizes, writes and releases
     "codec.structs._dispatch": {"codec.framing"},
-    # the public API, re-exported
-    "codec.structs._decode": {"codec"},
+    # the public API, re-exported; Arrow columns: a message kept encoded is checked by it
+    "codec.structs._decode": {"codec", "codec.arrow"},
+    # Arrow columns: the plan a struct class is read by
+    "codec.structs._plan": {"codec.arrow"},
     "codec.structs._encode": {"codec"},
     "codec.structs._json": {"codec"},
     "codec.structs._message": {"codec", "codec._generic"},

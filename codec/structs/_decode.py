@@ -1018,7 +1018,7 @@ def _check_entry(
         elif state.tag != value_field.tag:
             raise _NotPlain
         elif value_field.message is None:  # a closed enum
-            if _read_value(value_field, data, at, end, state) in value_field.closed_enum:
+            if _read_value(value_field, data, at, end, state) in value_field.closed_enum:  # type: ignore[operator]
                 pos = state.after
             else:
                 raise _NotPlain
@@ -1049,7 +1049,7 @@ def _leaf_of(plan: MessagePlan, tag: int, data: Any, pos: int, end: int, state: 
         return -1
     after = _leaf_end(checks[tag], data, pos, end, state)
     if after < 0:
-        raise _not_utf8(_field_numbered(plan, tag >> 3), state, state.body)
+        raise _not_utf8(_field_numbered(plan, tag >> 3), state, state.body)  # type: ignore[arg-type]
     if checks[tag] & CHECK_ELEMENT:
         _spend(state, 1, state.base + pos)
     return after
@@ -1062,7 +1062,7 @@ def _leaf_end(check: int, data: Any, pos: int, end: int, state: Decoding) -> int
     check &= CHECK_ELEMENT - 1
     if check == CHECK_VARINT:
         return pos + varint_length(data, pos, end, state.base)
-    if check == CHECK_FIXED64 or check == CHECK_FIXED32:
+    if check in (CHECK_FIXED64, CHECK_FIXED32):
         return fixed_end(pos, end, state.base, 8 if check == CHECK_FIXED64 else 4)
     after = _length_end(data, pos, end, state)
     if check == CHECK_TEXT and not _is_utf8(data, state.body, after, state):

@@ -399,7 +399,7 @@ def _message(tape: Tape, plan: MessagePlan, message: Struct, depth: int) -> None
         raise EncodeError(f"{plan.full_name}: nested deeper than {_MAX_DEPTH} levels")
     if cython.compiled and codec_below(tape.floor):
         raise EncodeError(f"{plan.full_name}: {STACK_EXHAUSTED}")
-    if not cython.compiled or message._frame is not None:  # type: ignore[attr-defined]
+    if not cython.compiled or message._frame is not None:
         ready(message)  # a lazy decode's pending fields parsed
     # Not held: a plan's tuple of fields, made with the plan and never replaced, holds them.
     fields = cython.cast("object_ptr", plan.fields) if cython.compiled else plan.fields

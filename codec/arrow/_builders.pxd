@@ -1,0 +1,134 @@
+# C types for _builders.py (Cython pure-Python mode).
+cimport cython
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memset
+
+from codec._buffer cimport byte_pointer, copy_bytes, make_room
+from codec._varint cimport read_le, uchar, varint_value, write_le
+from codec._wire cimport (
+    BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SGROUP,
+    SINT32, SINT64, STRING, VARINT, fixed_end, length_end, read_tag, skip_group, skip_value,
+    stray_end_group, varint_length,
+)
+from codec.structs._decode cimport Decoder, codec_ascii
+from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered
+
+cdef extern from "Python.h":
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+
+cdef extern from *:
+    """
+    /* Whether n bytes are UTF-8 as CPython reads it (no surrogates, no overlong forms):
+       a DFA over the bytes, with no object made. */
+    static int codec_utf8_valid(const char *text, Py_ssize_t n) {
+        const unsigned char *s = (const unsigned char *)text;
+        Py_ssize_t i = 0;
+        while (i < n) {
+            unsigned char c = s[i];
+            if (c < 0x80) { i++; continue; }
+            Py_ssize_t need;
+            unsigned char low = 0x80, high = 0xBF;
+            if (c >= 0xC2 && c <= 0xDF) need = 1;
+            else if (c == 0xE0) { need = 2; low = 0xA0; }
+            else if (c >= 0xE1 && c <= 0xEC) need = 2;
+            else if (c == 0xED) { need = 2; high = 0x9F; }
+            else if (c >= 0xEE && c <= 0xEF) need = 2;
+            else if (c == 0xF0) { need = 3; low = 0x90; }
+            else if (c >= 0xF1 && c <= 0xF3) need = 3;
+            else if (c == 0xF4) { need = 3; high = 0x8F; }
+            else return 0;
+            if (n - i <= need) return 0;
+            if (s[i + 1] < low || s[i + 1] > high) return 0;
+            for (Py_ssize_t k = 2; k <= need; k++)
+                if ((s[i + k] & 0xC0) != 0x80) return 0;
+            i += need + 1;
+        }
+        return 1;
+    }
+    """
+    bint codec_utf8_valid(const char *text, Py_ssize_t n) noexcept
+
+cpdef enum:  # Column.shape (Python sees them too: codec.arrow._schema)
+    FIXED = 0
+    BOOLS = 1
+    TEXTS = 2
+    LIST = 3
+    MAP = 4
+    STRUCT = 5
+
+cdef Py_ssize_t _INITIAL
+cdef object _LOW_64
+
+@cython.final
+cdef class Column:
+    cdef readonly int shape
+    cdef readonly FieldPlan field
+    cdef readonly bint nullable
+    cdef readonly Py_ssize_t width, offset_width
+    cdef readonly list children
+    cdef readonly MessagePlan plan
+    cdef public object checker
+    cdef readonly Py_ssize_t length, values_size, offsets_size
+    cdef bytearray validity, values, offsets
+    cdef int begin(self) except -1
+    cdef int absent(self) except -1
+    cdef int close(self, Py_ssize_t row) except -1
+    cdef int finish(self, Py_ssize_t row) except -1
+    cdef int end_list(self) except -1
+    cdef int truncate(self, Py_ssize_t row) except -1
+    cdef int put_bits(self, uint64_t bits) except -1
+    cdef int put_bool(self, bint value) except -1
+    @cython.locals(size=Py_ssize_t)
+    cdef int put_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
+    cdef int extend_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
+    @cython.locals(row=Py_ssize_t)
+    cdef int _mark(self, bint valid) except -1
+    cdef int _bit_of_values(self, Py_ssize_t row, bint value) except -1
+    cdef int _room(self, Py_ssize_t size) except -1
+    cdef int _offset(self, Py_ssize_t offset) except -1
+    cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
+
+@cython.locals(bit=uchar, byte=cython.p_uchar)
+cdef int _set_bit(bytearray data, Py_ssize_t index, bint value) except -1
+
+cdef class Walk:
+    cdef memoryview view
+    cdef Py_ssize_t base, max_depth, body
+    cdef bint dropped_value, dropped
+
+@cython.locals(walk=Walk, data="const uchar *", end=Py_ssize_t, pos=Py_ssize_t, rows=Py_ssize_t,
+               n=Py_ssize_t, body=Py_ssize_t, row=Py_ssize_t)
+cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
+                               Py_ssize_t max_depth=*) except -1
+@cython.locals(plan=MessagePlan, row=Py_ssize_t, dropped=bint, start=Py_ssize_t, head=cython.longlong,
+               tag=uint64_t, field=FieldPlan, child=Column, after=Py_ssize_t)
+cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                        Walk walk, int depth, int group) except -1
+@cython.locals(after=Py_ssize_t, entries=Column, entry=Py_ssize_t, items=Column)
+cdef Py_ssize_t _field(Column parent, Column child, FieldPlan field, const uchar *data,
+                       Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
+                       Py_ssize_t row) except -2
+@cython.locals(after=Py_ssize_t)
+cdef Py_ssize_t _message(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
+                         Py_ssize_t end, Walk walk, int depth) except -1
+@cython.locals(kind=int, n=Py_ssize_t, raw=uint64_t, width=Py_ssize_t, after=Py_ssize_t)
+cdef Py_ssize_t _value(Column parent, Column column, FieldPlan field, const uchar *data,
+                       Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, Py_ssize_t row,
+                       int depth) except -1
+@cython.locals(plan=MessagePlan)
+cdef int _check_kept(Column column, Py_ssize_t start, Py_ssize_t end, Walk walk,
+                     int depth) except -1
+cdef int _replace(Column parent, Column column, FieldPlan field, Py_ssize_t row) except -1
+@cython.locals(slot=Py_ssize_t)
+cdef int _clear_others(Column parent, FieldPlan field, Py_ssize_t row) except -1
+@cython.locals(bits=uint64_t)
+cdef inline uint64_t _varint_bits(int kind, uint64_t raw) noexcept
+cdef inline int64_t _int32(uint64_t raw) noexcept
+@cython.locals(bounds=cython.longlong)
+cdef inline Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                                   Walk walk) except -1
+@cython.locals(wire=int)
+cdef Py_ssize_t _skipped(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
+                         uint64_t tag, Walk walk, int depth) except -1
+cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end) noexcept
+cdef const uchar *_bytes_of(memoryview view)

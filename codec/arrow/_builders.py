@@ -1,0 +1,570 @@
+"""Arrow columns decoded straight from protobuf frames: a builder per Arrow array.
+
+Strategy (the numbers are referred to below):
+
+1. The builders form a tree shaped as the Arrow schema (``codec.arrow._schema``
+   makes both from a struct class's plan): a STRUCT column per message, with a
+   child per field; a LIST for a repeated field, whose child holds the
+   elements; a MAP, whose child is a STRUCT of key and value; FIXED, BOOLS and
+   TEXTS for numbers, bools, strings and bytes. Each is a few ``bytearray``
+   buffers grown by doubling: the validity bitmap, the values, the offsets.
+2. Rows go in lockstep. A message is row ``r`` of its STRUCT column, and row
+   ``r`` of each child is that field's value. The walk (:func:`decode_frames`)
+   writes a value where the field is met; when the message ends, every child
+   with no value for the row is given its absent value: null where protobuf
+   has presence, else the field's zero (an empty list or map for a repeated
+   field). So all children end each row with their parent, as Arrow needs.
+3. Protobuf's merge rules become truncations of the row: a singular value met
+   again replaces the row's (the column is cut back to ``r``, then written); a
+   oneof member clears the other members' row; a singular sub-message met
+   again goes on in its row, which stays open until its parent's ends (so it
+   is merged); a value a field cannot take (a closed enum's undeclared
+   number) leaves the row as it was, as protobuf keeps it among the unknown
+   fields. Unknown fields and extensions are passed over; a map entry
+   holding any is left out of its map, as protobuf keeps it among the
+   unknown fields. A map given a key twice keeps both entries (Arrow maps
+   may), where protobuf keeps the last.
+4. Nothing is made per message or per field: values are read from the frame
+   and written into the buffers. The frames come from a
+   :class:`codec.FrameDecoder` (``take_frames``), which checks their prefixes;
+   a frame's error carries its offset in the stream, as the struct decoder's.
+
+This file is Cython pure-Python mode (types in ``_builders.pxd``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    import cython
+except ImportError:  # the uncompiled build does not need Cython
+    from codec import _cython_shim as cython  # type: ignore[no-redef]
+
+from codec._wire import DEFAULT_MAX_DEPTH
+from codec.errors import DecodeError, DepthLimitError, TruncatedError
+from codec.structs._decode import Decoder
+from codec.structs._plan import FieldPlan, MessagePlan
+
+if not cython.compiled:  # compiled, _builders.pxd cimports these C functions and constants
+    from codec._buffer import byte_pointer, copy_bytes, make_room
+    from codec._varint import read_le, varint_value
+    from codec._wire import (
+        BOOL,
+        EGROUP,
+        GROUP,
+        I32,
+        I64,
+        LEN,
+        MESSAGE,
+        SGROUP,
+        SINT32,
+        SINT64,
+        STRING,
+        VARINT,
+        fixed_end,
+        length_end,
+        read_tag,
+        skip_group,
+        skip_value,
+        stray_end_group,
+        varint_length,
+    )
+    from codec.structs._plan import _field_numbered
+
+COMPILED: bool = cython.compiled
+
+# Column.shape: the Arrow layout a builder writes (1).
+if not cython.compiled:  # compiled, _builders.pxd declares them
+    FIXED = 0  # a fixed-width number: ``width`` bytes a row
+    BOOLS = 1  # a bit a row
+    TEXTS = 2  # offsets and bytes: a string (checked UTF-8) or binary column
+    LIST = 3  # offsets into ``children[0]``, the elements
+    MAP = 4  # offsets into ``children[0]``, a STRUCT of key and value
+    STRUCT = 5  # ``children``: a column per field of ``plan``, by slot
+
+_INITIAL = 64  # bytes a buffer starts with
+_LOW_64 = (1 << 64) - 1
+
+
+class Column:
+    """The buffers of one Arrow array being built, and how its rows are written (1, 2)."""
+
+    def __init__(
+        self,
+        shape: int,
+        field: FieldPlan | None,
+        nullable: bool,
+        *,
+        width: int = 0,
+        large: bool = False,
+        children: list[Column] | None = None,
+        plan: MessagePlan | None = None,
+    ) -> None:
+        self.shape = shape
+        self.field = field  # the field whose values it holds (None: the root, map entries)
+        self.nullable = nullable
+        self.width = width
+        self.offset_width = 8 if large else 4
+        self.children = children if children is not None else []
+        self.plan = plan
+        self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
+        self.clear()
+
+    def clear(self) -> None:
+        """Start over with new buffers (the last ones may be held by Arrow arrays) (1)."""
+        self.length = 0
+        self.validity = bytearray(_INITIAL)
+        self.values = bytearray(_INITIAL)
+        self.values_size = 0
+        self.offsets = bytearray(_INITIAL)
+        if self.shape in (TEXTS, LIST, MAP):
+            self.offsets_size = self.offset_width  # the first offset, 0
+        else:
+            self.offsets_size = 0
+        for child in self.children:
+            cython.cast(Column, child).clear()
+
+    def buffers(self) -> tuple[Any, Any, Any]:
+        """The validity bitmap (None if no row is null), offsets and values written, as
+        memoryviews of the buffers."""
+        validity = memoryview(self.validity)[: (self.length + 7) >> 3] if self.nullable else None
+        offsets = memoryview(self.offsets)[: self.offsets_size]
+        values = memoryview(self.values)[: self.values_size]
+        return validity, offsets, values
+
+    # --- rows (2, 3) ------------------------------------------------------------
+
+    def begin(self) -> None:
+        """Begin a row of a STRUCT, present."""
+        self._mark(True)
+
+    def absent(self) -> None:
+        """Append the absent value: null where the field has presence, else its zero."""
+        if self.shape == LIST or self.shape == MAP:
+            self.end_list()
+        elif self.shape == STRUCT:
+            self._mark(not self.nullable)
+            for child in self.children:
+                cython.cast(Column, child).absent()
+        else:
+            self._mark(not self.nullable)
+            if self.shape == TEXTS:
+                self._offset(self.values_size)
+            elif self.shape == FIXED:
+                self._room(self.width)
+                if cython.compiled:
+                    memset(byte_pointer(self.values) + self.values_size, 0, self.width)
+                else:
+                    self.values[self.values_size : self.values_size + self.width] = bytes(
+                        self.width
+                    )
+                self.values_size += self.width
+            else:  # BOOLS
+                self._bit_of_values(self.length - 1, False)
+
+    def close(self, row: int) -> None:
+        """End row ``row`` of this child with its parent's (2)."""
+        if self.shape == LIST or self.shape == MAP:
+            self.end_list()
+        elif self.length == row:  # no value met
+            self.absent()
+        elif self.shape == STRUCT:  # a sub-message met: its row is still open (3)
+            self.finish(row)
+
+    def finish(self, row: int) -> None:
+        """End row ``row`` of a STRUCT: each child's too."""
+        for child in self.children:
+            cython.cast(Column, child).close(row)
+
+    def end_list(self) -> None:
+        """End the row of a LIST or MAP: its elements are those appended since the last."""
+        self._offset(cython.cast(Column, self.children[0]).length)
+        self.length += 1
+
+    def truncate(self, row: int) -> None:
+        """Cut the column back to its first ``row`` rows (3)."""
+        if row >= self.length and self.shape != LIST and self.shape != MAP:
+            pass  # nothing to cut (a LIST's or MAP's open row is cut all the same)
+        elif self.shape == FIXED:
+            self.values_size = row * self.width
+        elif self.shape == TEXTS:
+            self.values_size = self._offset_at(row)
+            self.offsets_size = (row + 1) * self.offset_width
+        elif self.shape == LIST or self.shape == MAP:
+            cython.cast(Column, self.children[0]).truncate(self._offset_at(row))
+            self.offsets_size = (row + 1) * self.offset_width
+        elif self.shape == STRUCT:
+            for child in self.children:
+                cython.cast(Column, child).truncate(row)
+        self.length = min(self.length, row)
+
+    # --- values (2) ---------------------------------------------------------------
+
+    def put_bits(self, bits: int) -> None:
+        """Append a number of a FIXED column: its ``width`` low bytes, little-endian."""
+        self._mark(True)
+        self._room(self.width)
+        if cython.compiled:
+            write_le(byte_pointer(self.values), self.values_size, bits, self.width)
+        else:
+            mask = (1 << (8 * self.width)) - 1
+            end = self.values_size + self.width
+            self.values[self.values_size : end] = (bits & mask).to_bytes(self.width, "little")
+        self.values_size += self.width
+
+    def put_bool(self, value: bool) -> None:
+        self._mark(True)
+        self._bit_of_values(self.length - 1, value)
+
+    def put_text(self, data: Any, start: int, end: int) -> None:
+        """Append bytes ``data[start:end]`` to a TEXTS column."""
+        self._mark(True)
+        size = end - start
+        self._room(size)
+        if cython.compiled:
+            copy_bytes(byte_pointer(self.values), self.values_size, data + start, size)
+        else:
+            self.values[self.values_size : self.values_size + size] = data[start:end]
+        self.values_size += size
+        self._offset(self.values_size)
+
+    def extend_text(self, data: Any, start: int, end: int) -> None:
+        """Append bytes ``data[start:end]`` to the last row of a TEXTS column."""
+        self.offsets_size -= self.offset_width
+        self.length -= 1
+        self.put_text(data, start, end)
+
+    # --- buffers (1) --------------------------------------------------------------
+
+    def _mark(self, valid: bool) -> None:
+        """Append a row, valid or null (the bitmap of a column that has no nulls is not
+        kept)."""
+        row = self.length
+        if self.nullable:
+            if (row >> 3) >= len(self.validity):
+                make_room(self.validity, (row >> 3) + 1, False)
+            _set_bit(self.validity, row, valid)
+        self.length = row + 1
+
+    def _bit_of_values(self, row: int, value: bool) -> None:
+        """Set bit ``row`` of a BOOLS column's values."""
+        if (row >> 3) >= len(self.values):
+            make_room(self.values, (row >> 3) + 1, False)
+        _set_bit(self.values, row, value)
+        self.values_size = (row >> 3) + 1
+
+    def _room(self, size: int) -> None:
+        if self.values_size + size > len(self.values):
+            make_room(self.values, self.values_size + size, False)
+
+    def _offset(self, offset: int) -> None:
+        """Append an offset (the end of the row just written)."""
+        if offset >> (8 * self.offset_width - 1):
+            raise OverflowError(
+                f"column {self._name()} would hold more than 2 GiB in one batch:"
+                " read smaller batches, or ask for large_types"
+            )
+        if self.offsets_size + self.offset_width > len(self.offsets):
+            make_room(self.offsets, self.offsets_size + self.offset_width, False)
+        if cython.compiled:
+            write_le(byte_pointer(self.offsets), self.offsets_size, offset, self.offset_width)
+        else:
+            end = self.offsets_size + self.offset_width
+            self.offsets[self.offsets_size : end] = offset.to_bytes(self.offset_width, "little")
+        self.offsets_size += self.offset_width
+
+    def _offset_at(self, row: int) -> int:
+        if cython.compiled:
+            return read_le(byte_pointer(self.offsets), row * self.offset_width, self.offset_width)
+        at = row * self.offset_width
+        return int.from_bytes(self.offsets[at : at + self.offset_width], "little")
+
+    def _name(self) -> str:
+        return "<root>" if self.field is None else self.field.label
+
+
+def _set_bit(data: bytearray, index: int, value: bool) -> None:
+    """Set bit ``index`` of a bitmap (least significant first) to ``value``."""
+    bit = 1 << (index & 7)
+    if cython.compiled:
+        byte = byte_pointer(data) + (index >> 3)
+        byte[0] = (byte[0] | bit) if value else (byte[0] & ~bit)
+    else:
+        data[index >> 3] = (data[index >> 3] | bit) if value else (data[index >> 3] & ~bit & 0xFF)
+
+
+# --- the walk (2, 3, 4) ---------------------------------------------------------------
+
+
+class Walk:
+    """The state of a walk over frames: where its bytes sit in the stream, its limit."""
+
+    def __init__(self, view: memoryview, base: int, max_depth: int) -> None:
+        self.view = view
+        self.base = base  # the stream offset of the view's first byte
+        self.max_depth = max_depth
+        self.body = 0  # where the length-delimited value read last begins
+        # A value read but not written (a closed enum's undeclared number): for the
+        # message being read to note, as it notes a field passed over.
+        self.dropped_value = False
+        self.dropped = False  # whether the message read last passed over a field
+
+
+def decode_frames(root: Column, view: Any, base: int, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
+    """Decode the frames of ``view``, complete frames whose prefixes are checked, each
+    into a row of ``root``, a STRUCT column; return how many (``base``: the stream
+    offset of ``view``)."""
+    walk = Walk(view, base, max_depth)
+    data = _bytes_of(view)
+    end = len(view)
+    pos = 0
+    rows = 0
+    while pos < end:
+        n = 1
+        while data[pos + n - 1] >= 0x80:
+            n += 1
+        body = pos + n
+        pos = body + cython.cast(cython.Py_ssize_t, varint_value(data, body - n, n))
+        row = root.length
+        root.begin()
+        try:
+            _fields(root, data, body, pos, walk, 0, 0)
+        except BaseException:
+            root.truncate(row)  # the rows before the bad frame stay whole
+            raise
+        root.finish(row)
+        rows += 1
+    return rows
+
+
+def _fields(
+    column: Column, data: Any, pos: int, end: int, walk: Walk, depth: int, group: int
+) -> int:
+    """Write the fields in ``data[pos:end]`` into the open row of ``column``, a STRUCT;
+    return where they end (a group's end-group tag, for ``group``, the group's number)."""
+    if depth > walk.max_depth:
+        raise DepthLimitError(f"messages nested deeper than {walk.max_depth}", walk.base + pos)
+    plan: MessagePlan = column.plan  # type: ignore[assignment]
+    row = column.length - 1
+    dropped = False  # a field passed over, or a value not written
+    while pos < end:
+        start = pos
+        head = read_tag(data, pos, end, walk.base)
+        tag = head >> 3
+        pos += head & 7
+        if tag & 7 == EGROUP:
+            if group and tag >> 3 == group:
+                return pos
+            stray_end_group(tag >> 3, start, walk.base)
+        field = _field_numbered(plan, tag >> 3)
+        after = -1
+        if field is not None:
+            child = cython.cast(Column, column.children[field.slot])
+            after = _field(column, child, field, data, pos, end, tag & 7, walk, depth, row)
+            if walk.dropped_value:
+                walk.dropped_value = False
+                dropped = True
+        if after >= 0:
+            pos = after
+        else:  # unknown, an extension, or not on a wire type its field takes (3)
+            pos = _skipped(data, start, pos, end, tag, walk, depth)
+            dropped = True
+    if group:
+        raise TruncatedError("message ends inside a group", walk.base + pos)
+    walk.dropped = dropped
+    return pos
+
+
+def _field(
+    parent: Column,
+    child: Column,
+    field: FieldPlan,
+    data: Any,
+    pos: int,
+    end: int,
+    wire: int,
+    walk: Walk,
+    depth: int,
+    row: int,
+) -> int:
+    """Write an occurrence of ``field`` into ``child``, its column; return where it ends,
+    or -1 when it is not on a wire type the field takes (an unknown field, for protobuf)."""
+    if child.shape == MAP:
+        if wire != LEN:
+            return -1
+        after = _length_end(data, pos, end, walk)
+        entries = cython.cast(Column, child.children[0])
+        entry = entries.length
+        entries.begin()
+        _fields(entries, data, walk.body, after, walk, depth + 1, 0)
+        if walk.dropped:  # an entry with more than its key and value is not read (3)
+            entries.truncate(entry)
+        else:
+            entries.finish(entry)
+        return after
+    if child.shape == LIST:
+        items = cython.cast(Column, child.children[0])
+        if wire == LEN and field.wire_type != LEN:  # a packed run
+            after = _length_end(data, pos, end, walk)
+            pos = walk.body
+            while pos < after:
+                pos = _value(None, items, field, data, pos, after, field.wire_type, walk, -1, depth)
+            return after
+        if wire != field.wire_type:
+            return -1
+        if items.shape == STRUCT:
+            items.begin()
+            after = _message(items, field, data, pos, end, walk, depth)
+            items.finish(items.length - 1)
+            return after
+        return _value(None, items, field, data, pos, end, wire, walk, -1, depth)
+    if wire != field.wire_type:
+        return -1
+    if child.shape == TEXTS and field.kind == MESSAGE and child.length == row + 1:
+        after = _length_end(data, pos, end, walk)  # a message kept encoded, met again:
+        _check_kept(child, walk.body, after, walk, depth + 1)
+        child.extend_text(data, walk.body, after)  # its bytes go on, as a merge reads them
+        return after
+    if child.shape == STRUCT:
+        if child.length == row:  # else met before in this row: merged (3)
+            _clear_others(parent, field, row)
+            child.begin()
+        return _message(child, field, data, pos, end, walk, depth)
+    return _value(parent, child, field, data, pos, end, wire, walk, row, depth)
+
+
+def _message(
+    column: Column, field: FieldPlan, data: Any, pos: int, end: int, walk: Walk, depth: int
+) -> int:
+    """Write the sub-message or group at ``pos`` into the open row of ``column``."""
+    if field.kind == GROUP:
+        return _fields(column, data, pos, end, walk, depth + 1, field.number)
+    after = _length_end(data, pos, end, walk)
+    _fields(column, data, walk.body, after, walk, depth + 1, 0)
+    return after
+
+
+def _value(
+    parent: Column | None,
+    column: Column,
+    field: FieldPlan,
+    data: Any,
+    pos: int,
+    end: int,
+    wire: int,
+    walk: Walk,
+    row: int,
+    depth: int,
+) -> int:
+    """Write the number, string or bytes at ``pos`` into ``column``: appended, or as the
+    value of row ``row`` of a singular field (``row`` >= 0), which replaces the row's (3);
+    ``depth``: that of the message holding it. Return where it ends."""
+    kind = field.kind
+    if wire == VARINT:
+        n = varint_length(data, pos, end, walk.base)
+        raw = varint_value(data, pos, n)
+        if field.closed_enum is not None and _int32(raw) not in field.closed_enum:
+            walk.dropped_value = True  # kept among the unknown fields: the row stays (3)
+            return pos + n
+        _replace(parent, column, field, row)
+        if kind == BOOL:
+            column.put_bool(raw != 0)
+        else:
+            column.put_bits(_varint_bits(kind, raw))
+        return pos + n
+    if wire in (I32, I64):
+        width = 4 if wire == I32 else 8
+        after = fixed_end(pos, end, walk.base, width)
+        _replace(parent, column, field, row)
+        column.put_bits(read_le(data, pos, width))
+        return after
+    after = _length_end(data, pos, end, walk)
+    if kind == STRING and not _is_utf8(data, walk.body, after):
+        raise DecodeError(
+            f"string field {field.name} is not valid UTF-8 (an Arrow string column needs it)",
+            walk.base + walk.body,
+        )
+    if kind == MESSAGE:  # a message kept encoded
+        _check_kept(column, walk.body, after, walk, depth + 1)
+    _replace(parent, column, field, row)
+    column.put_text(data, walk.body, after)
+    return after
+
+
+def _check_kept(column: Column, start: int, end: int, walk: Walk, depth: int) -> None:
+    """Check the message kept encoded at ``start:end``, nested ``depth`` deep, as the
+    struct decoder reads it, so that a bad one raises its error (only its bytes are kept)."""
+    if column.checker is None:
+        plan: MessagePlan = column.field.message  # type: ignore[union-attr, assignment]
+        column.checker = Decoder(plan.cls, max_depth=max(walk.max_depth - depth, 0))
+    cython.cast(Decoder, column.checker).decode(walk.view[start:end], base=walk.base + start)
+
+
+def _replace(parent: Column | None, column: Column, field: FieldPlan, row: int) -> None:
+    """Make way for the value of row ``row`` of a singular field (none for ``row`` < 0):
+    drop the value it holds, and the other members' of its oneof (3)."""
+    if row >= 0 and (column.length > row or field.oneof_slots):
+        _clear_others(parent, field, row)
+        column.truncate(row)
+
+
+def _clear_others(parent: Column | None, field: FieldPlan, row: int) -> None:
+    """Drop row ``row`` of the other members of ``field``'s oneof, if it is in one (3)."""
+    if parent is not None:
+        for slot in field.oneof_slots:
+            if slot != field.slot:
+                cython.cast(Column, parent.children[slot]).truncate(row)
+
+
+def _varint_bits(kind: int, raw: int) -> int:
+    """The Arrow value of a varint read for ``kind``, as the bits the column stores."""
+    if kind == SINT32:
+        raw &= 0xFFFFFFFF
+        return ((raw >> 1) ^ (0 - (raw & 1))) & 0xFFFFFFFF
+    if kind == SINT64:
+        bits = (raw >> 1) ^ (0 - (raw & 1))
+        return bits if cython.compiled else bits & _LOW_64  # C keeps 64 bits itself
+    return raw  # the column keeps its low bytes: int32, uint32 and enum keep 32 bits
+
+
+def _int32(raw: int) -> int:
+    """The number a varint gives an int32 or an enum field: its low 32 bits, signed."""
+    raw &= 0xFFFFFFFF
+    return raw - (1 << 32) if raw >> 31 else raw
+
+
+def _length_end(data: Any, pos: int, end: int, walk: Walk) -> int:
+    """End of the length-delimited value at ``pos``; it begins at ``walk.body``."""
+    bounds = length_end(data, pos, end, walk.base)
+    walk.body = pos + (bounds & 7)
+    return bounds >> 3
+
+
+def _skipped(data: Any, start: int, pos: int, end: int, tag: int, walk: Walk, depth: int) -> int:
+    """Where the value at ``pos`` of a field passed over ends (its tag, ``tag``, at ``start``)."""
+    wire = tag & 7
+    if wire == SGROUP:
+        return (
+            skip_group(data, pos, end, walk.base, tag >> 3, start, depth + 1, walk.max_depth) >> 3
+        )
+    return skip_value(data, pos, end, walk.base, wire)
+
+
+def _is_utf8(data: Any, start: int, end: int) -> bool:
+    if cython.compiled:
+        if codec_ascii(cython.cast(cython.p_char, data + start), end - start):
+            return True
+        return codec_utf8_valid(cython.cast(cython.p_char, data + start), end - start)
+    try:
+        bytes(data[start:end]).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _bytes_of(view: Any) -> Any:
+    """The bytes of ``view`` as the walk reads them (compiled: a pointer)."""
+    if cython.compiled:
+        return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(view).buf)
+    return view

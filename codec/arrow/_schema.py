@@ -1,0 +1,166 @@
+"""The Arrow schema of a message type, its column builders, and the arrays they make.
+
+Strategy: one walk of a struct class's plan gives the Arrow type of each
+field and the builder that writes it (``codec.arrow._builders``), so the
+schema and the builders cannot disagree; finished builders become arrays
+over their own buffers, without a copy. The mapping:
+
+* integers, floats and bools to primitive columns of their width; an enum
+  to ``int32`` (its number);
+* a string to ``string``, bytes to ``binary`` (``large_string`` and
+  ``large_binary`` with ``large_types``, and their lists' offsets 64-bit);
+* a message or group to a ``struct``, null where the field is not set; a
+  message type met again inside itself (``AnyValue`` in an OTLP ``ArrayValue``)
+  to ``binary``, its encoded bytes, since an Arrow type is finite;
+* a repeated field to a ``list`` of non-null elements, a map to a ``map``;
+* a field with presence (proto2, ``optional``, a oneof member) is null when
+  absent; any other reads as its zero, as protobuf reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codec._wire import KIND_NAMES
+from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, Column
+from codec.errors import SchemaError
+from codec.structs._plan import FieldPlan, MessagePlan
+
+# Arrow's type of each fixed-width kind, and its width in bytes.
+_FIXED: dict[str, tuple[str, int]] = {
+    "int32": ("int32", 4),
+    "sint32": ("int32", 4),
+    "sfixed32": ("int32", 4),
+    "enum": ("int32", 4),
+    "int64": ("int64", 8),
+    "sint64": ("int64", 8),
+    "sfixed64": ("int64", 8),
+    "uint32": ("uint32", 4),
+    "fixed32": ("uint32", 4),
+    "uint64": ("uint64", 8),
+    "fixed64": ("uint64", 8),
+    "float": ("float32", 4),
+    "double": ("float64", 8),
+}
+
+
+def plan_for(message_type: Any) -> MessagePlan:
+    """The plan of a struct class, or of the struct class of a pb2 message class."""
+    plan = getattr(message_type, "__plan__", None)
+    if not isinstance(plan, MessagePlan):
+        import codec
+
+        try:
+            plan = codec.struct(message_type).__plan__
+        except TypeError:
+            raise TypeError(
+                f"{message_type!r} is neither a struct class nor a protobuf message class"
+            ) from None
+    return plan
+
+
+class Layout:
+    """A message type's Arrow schema and the root column that builds its batches."""
+
+    def __init__(self, pa: Any, plan: MessagePlan, large_types: bool) -> None:
+        self._pa = pa
+        self._large = large_types
+        fields, columns = self._members(plan, (plan.full_name,))
+        self.schema = pa.schema(fields)
+        self.root = Column(STRUCT, None, False, children=columns, plan=plan)
+
+    def batch(self) -> Any:
+        """The rows written so far as a ``RecordBatch``; the builders start over."""
+        root = self.root
+        arrays = [
+            self._array(field.type, column)
+            for field, column in zip(self.schema, root.children, strict=True)
+        ]
+        batch = self._pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        root.clear()
+        return batch
+
+    # --- the schema and the builders, from the plan --------------------------------
+
+    def _members(self, plan: MessagePlan, path: tuple[str, ...]) -> tuple[list[Any], list[Column]]:
+        """The Arrow fields of a message's fields, by slot, and their builders."""
+        fields = []
+        columns = []
+        for field in plan.fields_by_slot:
+            arrow_type, column = self._typed(field, path)
+            nullable = column.nullable
+            fields.append(self._pa.field(field.name, arrow_type, nullable=nullable))
+            columns.append(column)
+        return fields, columns
+
+    def _typed(self, field: FieldPlan, path: tuple[str, ...]) -> tuple[Any, Column]:
+        """The Arrow type of ``field`` and its builder."""
+        pa = self._pa
+        if field.map_key is not None:
+            key_type, keys = self._value(field.map_key, False, path)
+            value_type, values = self._value(field.map_value, False, path)  # type: ignore[arg-type]
+            entries = Column(STRUCT, None, False, children=[keys, values], plan=field.message)
+            item = pa.field("value", value_type, nullable=False)
+            column = Column(MAP, field, False, children=[entries], large=False)
+            return pa.map_(key_type, item), column
+        if field.repeated:
+            item_type, items = self._value(field, False, path)
+            column = Column(LIST, field, False, children=[items], large=self._large)
+            list_of = pa.large_list if self._large else pa.list_
+            return list_of(pa.field("item", item_type, nullable=False)), column
+        return self._value(field, field.presence, path)
+
+    def _value(self, field: FieldPlan, nullable: bool, path: tuple[str, ...]) -> tuple[Any, Column]:
+        """The Arrow type of one value of ``field`` and a builder of such values."""
+        pa = self._pa
+        kind = KIND_NAMES[field.kind]
+        if kind in ("message", "group"):
+            plan: MessagePlan = field.message  # type: ignore[assignment]
+            if plan.full_name in path:  # met again inside itself: its encoded bytes
+                if kind == "group":
+                    cycle = " -> ".join((*path[path.index(plan.full_name) :], plan.full_name))
+                    raise SchemaError(f"{cycle}: a group that contains itself has no Arrow type")
+                arrow_type = pa.large_binary() if self._large else pa.binary()
+                return arrow_type, Column(TEXTS, field, nullable, large=self._large)
+            fields, columns = self._members(plan, (*path, plan.full_name))
+            column = Column(STRUCT, field, nullable, children=columns, plan=plan)
+            return pa.struct(fields), column
+        if kind == "bool":
+            return pa.bool_(), Column(BOOLS, field, nullable)
+        if kind in ("string", "bytes"):
+            if kind == "string":
+                arrow_type = pa.large_string() if self._large else pa.string()
+            else:
+                arrow_type = pa.large_binary() if self._large else pa.binary()
+            return arrow_type, Column(TEXTS, field, nullable, large=self._large)
+        name, width = _FIXED[kind]
+        return getattr(pa, name)(), Column(FIXED, field, nullable, width=width)
+
+    # --- arrays, from the builders ---------------------------------------------------
+
+    def _array(self, arrow_type: Any, column: Column) -> Any:
+        pa = self._pa
+        validity, offsets, values = column.buffers()
+        length = column.length
+        bitmap = None if validity is None else pa.py_buffer(validity)
+        if column.shape == FIXED or column.shape == BOOLS:
+            return pa.Array.from_buffers(arrow_type, length, [bitmap, pa.py_buffer(values)])
+        if column.shape == TEXTS:
+            buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(values)]
+            return pa.Array.from_buffers(arrow_type, length, buffers)
+        if column.shape == STRUCT:
+            children = [
+                self._array(field.type, child)
+                for field, child in zip(arrow_type, column.children, strict=True)
+            ]
+            return pa.Array.from_buffers(arrow_type, length, [bitmap], children=children)
+        child = column.children[0]
+        if column.shape == MAP:
+            entry_type = pa.struct([arrow_type.key_field, arrow_type.item_field])
+            item_type = entry_type
+        else:
+            item_type = arrow_type.value_type
+        items = self._array(item_type, child)
+        return pa.Array.from_buffers(
+            arrow_type, length, [None, pa.py_buffer(offsets)], children=[items]
+        )

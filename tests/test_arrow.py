@@ -1,0 +1,294 @@
+"""codec.arrow: framed streams as Arrow batches, judged by the struct decoder.
+
+The oracle is codec's struct decoding, itself checked against upb: each row
+must read, field by field under the schema's mapping, as the struct decoded
+from its frame; each bad stream must raise what a
+``FrameDecoder(message_type=...)`` raises, same class and offset, after the
+rows of the frames before it. Hypothesis draws the messages (every type of
+the test schemas, OTLP), the batch sizes and the damage.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyarrow", reason="codec.arrow needs pyarrow (the arrow extra)")
+pytest.importorskip("grpc_tools", reason="the test schemas compile with grpcio-tools")
+
+import pyarrow as pa
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor as FD
+from helpers import peerbench
+from helpers.messages import ALL, mutations, pb2_messages
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry.proto.common.v1 import common_pb2
+from schemas import everything_pb2
+
+import codec
+import codec.arrow
+from codec._wire import KINDS
+from codec.errors import SchemaError
+from codec.structs._plan import FieldPlan, MessagePlan
+
+MESSAGES = (KINDS["message"], KINDS["group"])
+
+# Every kind of field, maps of each key type, oneofs, a type inside itself (AllTypes in
+# its own map, Tree in Tree), proto2 presence, closed enums and groups.
+ROOTS = ["everything.AllTypes", "everything.Tree", "legacy.Record", "legacy.WithGroups"]
+
+
+def framed(payloads: list[bytes]) -> bytes:
+    encoder = codec.FrameEncoder()
+    for payload in payloads:
+        encoder.encode(payload)
+    return bytes(encoder.getbuffer())
+
+
+# --- a row, as the struct decoder reads it, and as Arrow gives it -------------------------
+
+
+def expected(message: Any, plan: MessagePlan, path: tuple[str, ...]) -> dict[str, Any]:
+    """The row of a struct, by the mapping of codec.arrow's schema."""
+    return {field.name: _expected_field(message, field, path) for field in plan.fields_by_slot}
+
+
+def _expected_field(message: Any, field: FieldPlan, path: tuple[str, ...]) -> Any:
+    value = getattr(message, field.name)
+    if field.map_key is not None:
+        value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+        return {key: _expected_value(value_field, item, path) for key, item in value.items()}
+    if field.repeated:
+        return [_expected_value(field, item, path) for item in value]
+    if field.presence and not message.HasField(field.name):
+        return None
+    return _expected_value(field, value, path)
+
+
+def _expected_value(field: FieldPlan, value: Any, path: tuple[str, ...]) -> Any:
+    if field.kind in MESSAGES:
+        plan: MessagePlan = field.message  # type: ignore[assignment]
+        if plan.full_name in path:  # kept encoded: compared as what it decodes to
+            return ("message", codec.encode(value, deterministic=True))
+        return expected(value, plan, (*path, plan.full_name))
+    if field.kind == KINDS["enum"]:
+        return int(value)
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value
+
+
+def actual(row: dict[str, Any], plan: MessagePlan, path: tuple[str, ...]) -> dict[str, Any]:
+    """A row of ``to_pylist()``, in the form of :func:`expected`."""
+    return {
+        field.name: _actual_field(row[field.name], field, path) for field in plan.fields_by_slot
+    }
+
+
+def _actual_field(value: Any, field: FieldPlan, path: tuple[str, ...]) -> Any:
+    if field.map_key is not None:
+        value_field: FieldPlan = field.map_value  # type: ignore[assignment]
+        return {key: _actual_value(value_field, item, path) for key, item in value}
+    if field.repeated:
+        return [_actual_value(field, item, path) for item in value]
+    if value is None:
+        return None
+    return _actual_value(field, value, path)
+
+
+def _actual_value(field: FieldPlan, value: Any, path: tuple[str, ...]) -> Any:
+    if field.kind in MESSAGES:
+        plan: MessagePlan = field.message  # type: ignore[assignment]
+        if plan.full_name in path:
+            decoded = codec.decode(plan.cls, value)
+            return ("message", codec.encode(decoded, deterministic=True))
+        return actual(value, plan, (*path, plan.full_name))
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value
+
+
+def check_rows(table: Any, structs: list[Any]) -> None:
+    assert table.num_rows == len(structs)
+    for row, struct in zip(table.to_pylist(), structs, strict=True):
+        plan = struct.__plan__
+        path = (plan.full_name,)
+        assert actual(row, plan, path) == expected(struct, plan, path)
+
+
+def oracle(stream: bytes, cls: Any) -> tuple[list[Any], codec.DecodeError | None]:
+    """The structs a FrameDecoder parses from ``stream``, and the error that stops it."""
+    decoder = codec.FrameDecoder(message_type=codec.struct(cls))
+    structs: list[Any] = []
+    try:
+        decoder.feed(stream)
+        structs.extend(decoder)
+        decoder.feed_eof()
+    except codec.DecodeError as exc:
+        return structs, exc
+    return structs, None
+
+
+# --- the schema -------------------------------------------------------------------------
+
+
+def test_schema_maps_every_kind_of_field() -> None:
+    schema = codec.arrow.schema(peerbench.Record)
+    assert str(schema.field("kind").type) == "int32"
+    assert str(schema.field("delta").type) == "int32"  # sint32
+    assert str(schema.field("mask").type) == "uint32"  # fixed32
+    assert str(schema.field("ratio").type) == "float"
+    assert str(schema.field("payload").type) == "binary"
+    labels = schema.field("labels").type
+    assert (str(labels), labels.item_field.nullable) == ("map<string, int64>", False)
+    assert str(schema.field("names").type) == "list<item: string not null>"
+    assert (
+        str(schema.field("origin").type) == "struct<start: double not null, end: double not null>"
+    )
+    assert not schema.field("title").nullable  # proto3: reads as "" when absent
+    assert schema.field("origin").nullable and schema.field("text").nullable  # presence
+    large = codec.arrow.schema(peerbench.Record, large_types=True)
+    assert str(large.field("title").type) == "large_string"
+    assert str(large.field("names").type) == "large_list<item: large_string not null>"
+
+
+def test_a_type_met_inside_itself_is_kept_encoded() -> None:
+    schema = codec.arrow.schema(common_pb2.AnyValue)
+    array_value = schema.field("array_value").type
+    assert str(array_value[0].type) == "list<item: binary not null>"  # AnyValue again
+
+
+def test_a_group_met_inside_itself_has_no_arrow_type() -> None:
+    """Only a hand-made descriptor has one (protoc gives each group a type of its own)."""
+    proto = descriptor_pb2.FileDescriptorProto(name="loop.proto", package="loop", syntax="proto2")
+    outer = proto.message_type.add(name="Outer")
+    group = outer.nested_type.add(name="G")
+    for message, number in ((outer, 1), (group, 2)):
+        message.field.add(
+            name="g",
+            number=number,
+            type=FD.TYPE_GROUP,
+            label=FD.LABEL_OPTIONAL,
+            type_name=".loop.Outer.G",
+        )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("loop.Outer"))
+    with pytest.raises(SchemaError, match="a group that contains itself"):
+        codec.arrow.schema(cls)
+
+
+def test_not_a_message_class() -> None:
+    with pytest.raises(TypeError, match="neither a struct class nor"):
+        codec.arrow.schema(int)
+
+
+# --- rows equal struct decoding ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@given(data=st.data())
+def test_rows_are_what_struct_decoding_reads(name: str, data: st.DataObject) -> None:
+    cls = ALL[name]
+    messages = data.draw(st.lists(pb2_messages(cls), max_size=5))
+    payloads = [message.SerializeToString() for message in messages]
+    stream = framed(payloads)
+    batch_size = data.draw(st.integers(1, 6))
+    struct_class = codec.struct(cls)
+    batches = list(codec.arrow.read_batches(stream, struct_class, batch_size=batch_size))
+    assert all(batch.num_rows == batch_size for batch in batches[:-1])
+    table = pa.Table.from_batches(batches, schema=codec.arrow.schema(cls))
+    check_rows(table, [codec.decode(struct_class, payload) for payload in payloads])
+
+
+def test_real_streams_of_every_workload() -> None:
+    requests = [message for message in _otlp_requests()]
+    records = peerbench.records(300)
+    for messages in (records, requests):
+        cls = type(messages[0])
+        stream = framed([message.SerializeToString() for message in messages])
+        for source in (stream, io.BytesIO(stream), memoryview(stream)):
+            table = codec.arrow.read_table(source, cls, batch_size=64, chunk_size=1000)
+            check_rows(table, [codec.from_pb2(message) for message in messages])
+
+
+def _otlp_requests() -> list[Any]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
+    try:
+        import otlp
+    finally:
+        sys.path.pop(0)
+    return otlp.requests(3)  # type: ignore[no-any-return]
+
+
+def test_merges_and_oneofs_follow_protobuf() -> None:
+    """A singular value met twice: the last; a sub-message met twice: merged; a oneof:
+    the last member met, a message member merged only with itself; as structs read it."""
+    first = everything_pb2.AllTypes(f_int32=1, f_string="one", c_inner=dict(a=1))
+    second = everything_pb2.AllTypes(f_int32=2, c_inner=dict(tags=["two"]), k_fixed64=3)
+    third = everything_pb2.AllTypes(k_leaf=dict())
+    payload = first.SerializeToString() + second.SerializeToString() + third.SerializeToString()
+    struct_class = codec.struct(everything_pb2.AllTypes)
+    table = codec.arrow.read_table(framed([payload, payload]), struct_class)
+    check_rows(table, [codec.decode(struct_class, payload)] * 2)
+    row = table.to_pylist()[0]
+    assert (row["f_int32"], row["f_string"]) == (2, "one")
+    assert (row["c_inner"]["a"], row["c_inner"]["tags"]) == (1, ["two"])
+    assert row["k_fixed64"] is None and row["k_leaf"] is not None
+
+
+# --- bad streams: the decoder's errors, after the rows before them ------------------------
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@given(data=st.data())
+def test_damaged_streams_fail_as_the_frame_decoder_does(name: str, data: st.DataObject) -> None:
+    cls = ALL[name]
+    messages = data.draw(st.lists(pb2_messages(cls), min_size=1, max_size=4))
+    payloads = [message.SerializeToString() for message in messages]
+    bad = data.draw(st.integers(0, len(payloads) - 1))
+    payloads[bad] = data.draw(mutations(payloads[bad]), label="damaged")
+    stream = framed(payloads)
+    if data.draw(st.booleans(), label="cut"):
+        stream = stream[: data.draw(st.integers(0, len(stream)))]
+    structs, error = oracle(stream, cls)
+    rows: list[Any] = []
+    try:
+        for batch in codec.arrow.read_batches(stream, cls, batch_size=2):
+            rows.extend(batch.to_pylist())
+    except codec.DecodeError as exc:
+        if "Arrow string column" in str(exc) and (error is None or error.offset > exc.offset):
+            return  # a proto2 string that is not UTF-8: a struct keeps it as bytes
+        assert error is not None, exc
+        assert (type(exc), exc.offset) == (type(error), error.offset)
+    else:
+        assert error is None
+    table = pa.Table.from_pylist(rows, schema=codec.arrow.schema(cls))
+    check_rows(table, structs)
+
+
+def test_a_bad_frame_keeps_the_rows_before_it() -> None:
+    records = peerbench.records(5)
+    payloads = [record.SerializeToString() for record in records]
+    payloads[3] = payloads[3][:-1]  # cut inside its last field
+    stream = framed(payloads)
+    rows: list[Any] = []
+    with pytest.raises(codec.errors.TruncatedError) as caught:
+        for batch in codec.arrow.read_batches(stream, peerbench.Record, batch_size=2):
+            rows.extend(batch.to_pylist())
+    assert [row["id"] for row in rows] == [record.id for record in records[:3]]
+    assert caught.value.offset == oracle(stream, peerbench.Record)[1].offset  # type: ignore[union-attr]
+
+
+def test_the_arguments_are_checked_at_once() -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        codec.arrow.read_batches(b"", peerbench.Record, batch_size=0)
+    with pytest.raises(TypeError):
+        codec.arrow.read_batches(object(), peerbench.Record)

@@ -73,7 +73,7 @@ def _expected_value(field: FieldPlan, value: Any, path: tuple[str, ...]) -> Any:
     if field.kind in MESSAGES:
         plan: MessagePlan = field.message  # type: ignore[assignment]
         if plan.full_name in path:  # kept encoded: compared as what it decodes to
-            return ("message", codec.encode(value, deterministic=True))
+            return ("message", value.SerializePartialToString(deterministic=True))
         return expected(value, plan, (*path, plan.full_name))
     if field.kind == KINDS["enum"]:
         return int(value)
@@ -105,7 +105,7 @@ def _actual_value(field: FieldPlan, value: Any, path: tuple[str, ...]) -> Any:
         plan: MessagePlan = field.message  # type: ignore[assignment]
         if plan.full_name in path:
             decoded = codec.decode(plan.cls, value)
-            return ("message", codec.encode(decoded, deterministic=True))
+            return ("message", decoded.SerializePartialToString(deterministic=True))
         return actual(value, plan, (*path, plan.full_name))
     if isinstance(value, float) and math.isnan(value):
         return "nan"
@@ -292,3 +292,7 @@ def test_the_arguments_are_checked_at_once() -> None:
         codec.arrow.read_batches(b"", peerbench.Record, batch_size=0)
     with pytest.raises(TypeError):
         codec.arrow.read_batches(object(), peerbench.Record)
+    with pytest.raises(TypeError, match="large_types"):
+        codec.arrow.schema(peerbench.Record, large_types=1)
+    with pytest.raises(ValueError, match="max_depth"):
+        codec.arrow.read_batches(b"", peerbench.Record, max_depth=-1)

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from codec._buffer import RECEIVE_CHUNK
-from codec._wire import DEFAULT_MAX_DEPTH, checked_count
+from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
 from codec.arrow._schema import Layout, plan_for
 from codec.errors import DecodeError
@@ -54,7 +54,7 @@ def schema(message_type: Any, *, large_types: bool = False) -> pyarrow.Schema:
     (``large_string``, ``large_binary``, ``large_list``), for batches holding
     more than 2 GiB in one column.
     """
-    return Layout(_arrow(), plan_for(message_type), large_types).schema
+    return Layout(_arrow(), plan_for(message_type), checked_flag("large_types", large_types)).schema
 
 
 def read_batches(
@@ -79,7 +79,7 @@ def read_batches(
     once; the stream is read as the iteration goes.
     """
     pa = _arrow()
-    layout = Layout(pa, plan_for(message_type), large_types)
+    layout = Layout(pa, plan_for(message_type), checked_flag("large_types", large_types))
     rows = checked_size("batch_size", batch_size, 1)
     depth = checked_count("max_depth", max_depth)
     chunk = checked_size("chunk_size", chunk_size, 1)

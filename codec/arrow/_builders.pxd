@@ -1,9 +1,9 @@
 # C types for _builders.py (Cython pure-Python mode).
 cimport cython
-from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memset
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
 
-from codec._buffer cimport byte_pointer, copy_bytes, make_room
+from codec._buffer cimport make_room
 from codec._varint cimport read_le, uchar, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SGROUP,
@@ -15,6 +15,10 @@ from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered
 
 cdef extern from "Python.h":
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
+    char *PyByteArray_AS_STRING(object data)
+
+cdef inline uchar *_pointer(bytearray data) noexcept:
+    return <uchar *>PyByteArray_AS_STRING(data)
 
 cdef extern from *:
     """
@@ -68,6 +72,7 @@ cdef class Column:
     cdef readonly list children
     cdef readonly MessagePlan plan
     cdef public object checker
+    cdef public list others
     cdef readonly Py_ssize_t length, values_size, offsets_size
     cdef bytearray validity, values, offsets
     cdef int begin(self) except -1
@@ -76,20 +81,20 @@ cdef class Column:
     cdef int finish(self, Py_ssize_t row) except -1
     cdef int end_list(self) except -1
     cdef int truncate(self, Py_ssize_t row) except -1
-    cdef int put_bits(self, uint64_t bits) except -1
+    cdef inline int put_bits(self, uint64_t bits) except -1
     cdef int put_bool(self, bint value) except -1
     @cython.locals(size=Py_ssize_t)
     cdef int put_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
     cdef int extend_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
     @cython.locals(row=Py_ssize_t)
-    cdef int _mark(self, bint valid) except -1
+    cdef inline int _mark(self, bint valid) except -1
     cdef int _bit_of_values(self, Py_ssize_t row, bint value) except -1
-    cdef int _room(self, Py_ssize_t size) except -1
-    cdef int _offset(self, Py_ssize_t offset) except -1
+    cdef inline int _room(self, Py_ssize_t size) except -1
+    cdef inline int _offset(self, Py_ssize_t offset) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
 @cython.locals(bit=uchar, byte=cython.p_uchar)
-cdef int _set_bit(bytearray data, Py_ssize_t index, bint value) except -1
+cdef inline int _set_bit(bytearray data, Py_ssize_t index, bint value) except -1
 
 cdef class Walk:
     cdef memoryview view
@@ -105,23 +110,22 @@ cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
 cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Walk walk, int depth, int group) except -1
 @cython.locals(after=Py_ssize_t, entries=Column, entry=Py_ssize_t, items=Column)
-cdef Py_ssize_t _field(Column parent, Column child, FieldPlan field, const uchar *data,
+cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
                        Py_ssize_t row) except -2
 @cython.locals(after=Py_ssize_t)
 cdef Py_ssize_t _message(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
                          Py_ssize_t end, Walk walk, int depth) except -1
 @cython.locals(kind=int, n=Py_ssize_t, raw=uint64_t, width=Py_ssize_t, after=Py_ssize_t)
-cdef Py_ssize_t _value(Column parent, Column column, FieldPlan field, const uchar *data,
+cdef Py_ssize_t _value(Column column, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, Py_ssize_t row,
                        int depth) except -1
-@cython.locals(plan=MessagePlan)
+@cython.locals(plan=MessagePlan, checker=Decoder)
 cdef int _check_kept(Column column, Py_ssize_t start, Py_ssize_t end, Walk walk,
                      int depth) except -1
-cdef int _replace(Column parent, Column column, FieldPlan field, Py_ssize_t row) except -1
-@cython.locals(slot=Py_ssize_t)
-cdef int _clear_others(Column parent, FieldPlan field, Py_ssize_t row) except -1
-@cython.locals(bits=uint64_t)
+cdef inline int _replace(Column column, Py_ssize_t row) except -1
+cdef int _clear_others(Column column, Py_ssize_t row) except -1
+@cython.locals(bits=uint64_t, low=uint32_t)
 cdef inline uint64_t _varint_bits(int kind, uint64_t raw) noexcept
 cdef inline int64_t _int32(uint64_t raw) noexcept
 @cython.locals(bounds=cython.longlong)

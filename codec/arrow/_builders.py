@@ -47,7 +47,7 @@ from codec.structs._decode import Decoder
 from codec.structs._plan import FieldPlan, MessagePlan
 
 if not cython.compiled:  # compiled, _builders.pxd cimports these C functions and constants
-    from codec._buffer import byte_pointer, copy_bytes, make_room
+    from codec._buffer import make_room
     from codec._varint import read_le, varint_value
     from codec._wire import (
         BOOL,
@@ -109,6 +109,7 @@ class Column:
         self.children = children if children is not None else []
         self.plan = plan
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
+        self.others: list[Column] = []  # the columns of the other members of its oneof
         self.clear()
 
     def clear(self) -> None:
@@ -154,7 +155,7 @@ class Column:
             elif self.shape == FIXED:
                 self._room(self.width)
                 if cython.compiled:
-                    memset(byte_pointer(self.values) + self.values_size, 0, self.width)
+                    memset(_pointer(self.values) + self.values_size, 0, self.width)
                 else:
                     self.values[self.values_size : self.values_size + self.width] = bytes(
                         self.width
@@ -203,10 +204,14 @@ class Column:
 
     def put_bits(self, bits: int) -> None:
         """Append a number of a FIXED column: its ``width`` low bytes, little-endian."""
-        self._mark(True)
-        self._room(self.width)
+        if self.nullable:
+            self._mark(True)
+        else:
+            self.length += 1  # the common case: a column with no nulls keeps no bitmap
+        if self.values_size + self.width > len(self.values):
+            make_room(self.values, self.values_size + self.width, False)
         if cython.compiled:
-            write_le(byte_pointer(self.values), self.values_size, bits, self.width)
+            write_le(_pointer(self.values), self.values_size, bits, self.width)
         else:
             mask = (1 << (8 * self.width)) - 1
             end = self.values_size + self.width
@@ -223,7 +228,7 @@ class Column:
         size = end - start
         self._room(size)
         if cython.compiled:
-            copy_bytes(byte_pointer(self.values), self.values_size, data + start, size)
+            memcpy(_pointer(self.values) + self.values_size, data + start, size)
         else:
             self.values[self.values_size : self.values_size + size] = data[start:end]
         self.values_size += size
@@ -268,7 +273,7 @@ class Column:
         if self.offsets_size + self.offset_width > len(self.offsets):
             make_room(self.offsets, self.offsets_size + self.offset_width, False)
         if cython.compiled:
-            write_le(byte_pointer(self.offsets), self.offsets_size, offset, self.offset_width)
+            write_le(_pointer(self.offsets), self.offsets_size, offset, self.offset_width)
         else:
             end = self.offsets_size + self.offset_width
             self.offsets[self.offsets_size : end] = offset.to_bytes(self.offset_width, "little")
@@ -276,7 +281,7 @@ class Column:
 
     def _offset_at(self, row: int) -> int:
         if cython.compiled:
-            return read_le(byte_pointer(self.offsets), row * self.offset_width, self.offset_width)
+            return read_le(_pointer(self.offsets), row * self.offset_width, self.offset_width)
         at = row * self.offset_width
         return int.from_bytes(self.offsets[at : at + self.offset_width], "little")
 
@@ -288,7 +293,7 @@ def _set_bit(data: bytearray, index: int, value: bool) -> None:
     """Set bit ``index`` of a bitmap (least significant first) to ``value``."""
     bit = 1 << (index & 7)
     if cython.compiled:
-        byte = byte_pointer(data) + (index >> 3)
+        byte = _pointer(data) + (index >> 3)
         byte[0] = (byte[0] | bit) if value else (byte[0] & ~bit)
     else:
         data[index >> 3] = (data[index >> 3] | bit) if value else (data[index >> 3] & ~bit & 0xFF)
@@ -361,7 +366,11 @@ def _fields(
         after = -1
         if field is not None:
             child = cython.cast(Column, column.children[field.slot])
-            after = _field(column, child, field, data, pos, end, tag & 7, walk, depth, row)
+            if child.shape <= TEXTS and field.kind != MESSAGE and tag & 7 == field.wire_type:
+                # a number, string or bytes of a singular field, the most common case
+                after = _value(child, field, data, pos, end, tag & 7, walk, row, depth)
+            else:
+                after = _field(child, field, data, pos, end, tag & 7, walk, depth, row)
             if walk.dropped_value:
                 walk.dropped_value = False
                 dropped = True
@@ -377,7 +386,6 @@ def _fields(
 
 
 def _field(
-    parent: Column,
     child: Column,
     field: FieldPlan,
     data: Any,
@@ -389,7 +397,9 @@ def _field(
     row: int,
 ) -> int:
     """Write an occurrence of ``field`` into ``child``, its column; return where it ends,
-    or -1 when it is not on a wire type the field takes (an unknown field, for protobuf)."""
+    or -1 when it is not on a wire type the field takes (an unknown field, for protobuf).
+    A number, string or bytes of a singular field on its wire type goes straight to
+    :func:`_value` instead."""
     if child.shape == MAP:
         if wire != LEN:
             return -1
@@ -409,7 +419,7 @@ def _field(
             after = _length_end(data, pos, end, walk)
             pos = walk.body
             while pos < after:
-                pos = _value(None, items, field, data, pos, after, field.wire_type, walk, -1, depth)
+                pos = _value(items, field, data, pos, after, field.wire_type, walk, -1, depth)
             return after
         if wire != field.wire_type:
             return -1
@@ -418,7 +428,7 @@ def _field(
             after = _message(items, field, data, pos, end, walk, depth)
             items.finish(items.length - 1)
             return after
-        return _value(None, items, field, data, pos, end, wire, walk, -1, depth)
+        return _value(items, field, data, pos, end, wire, walk, -1, depth)
     if wire != field.wire_type:
         return -1
     if child.shape == TEXTS and field.kind == MESSAGE and child.length == row + 1:
@@ -428,10 +438,10 @@ def _field(
         return after
     if child.shape == STRUCT:
         if child.length == row:  # else met before in this row: merged (3)
-            _clear_others(parent, field, row)
+            _clear_others(child, row)
             child.begin()
         return _message(child, field, data, pos, end, walk, depth)
-    return _value(parent, child, field, data, pos, end, wire, walk, row, depth)
+    return _value(child, field, data, pos, end, wire, walk, row, depth)  # a message kept encoded
 
 
 def _message(
@@ -446,7 +456,6 @@ def _message(
 
 
 def _value(
-    parent: Column | None,
     column: Column,
     field: FieldPlan,
     data: Any,
@@ -467,7 +476,7 @@ def _value(
         if field.closed_enum is not None and _int32(raw) not in field.closed_enum:
             walk.dropped_value = True  # kept among the unknown fields: the row stays (3)
             return pos + n
-        _replace(parent, column, field, row)
+        _replace(column, row)
         if kind == BOOL:
             column.put_bool(raw != 0)
         else:
@@ -476,7 +485,7 @@ def _value(
     if wire in (I32, I64):
         width = 4 if wire == I32 else 8
         after = fixed_end(pos, end, walk.base, width)
-        _replace(parent, column, field, row)
+        _replace(column, row)
         column.put_bits(read_le(data, pos, width))
         return after
     after = _length_end(data, pos, end, walk)
@@ -487,7 +496,7 @@ def _value(
         )
     if kind == MESSAGE:  # a message kept encoded
         _check_kept(column, walk.body, after, walk, depth + 1)
-    _replace(parent, column, field, row)
+    _replace(column, row)
     column.put_text(data, walk.body, after)
     return after
 
@@ -498,30 +507,31 @@ def _check_kept(column: Column, start: int, end: int, walk: Walk, depth: int) ->
     if column.checker is None:
         plan: MessagePlan = column.field.message  # type: ignore[union-attr, assignment]
         column.checker = Decoder(plan.cls, max_depth=max(walk.max_depth - depth, 0))
-    cython.cast(Decoder, column.checker).decode(walk.view[start:end], base=walk.base + start)
+    checker = cython.cast(Decoder, column.checker)
+    checker.state.check(checker.plan, walk.view, start, end, walk.base)
 
 
-def _replace(parent: Column | None, column: Column, field: FieldPlan, row: int) -> None:
+def _replace(column: Column, row: int) -> None:
     """Make way for the value of row ``row`` of a singular field (none for ``row`` < 0):
     drop the value it holds, and the other members' of its oneof (3)."""
-    if row >= 0 and (column.length > row or field.oneof_slots):
-        _clear_others(parent, field, row)
+    if row >= 0 and (column.length > row or column.others):
+        _clear_others(column, row)
         column.truncate(row)
 
 
-def _clear_others(parent: Column | None, field: FieldPlan, row: int) -> None:
-    """Drop row ``row`` of the other members of ``field``'s oneof, if it is in one (3)."""
-    if parent is not None:
-        for slot in field.oneof_slots:
-            if slot != field.slot:
-                cython.cast(Column, parent.children[slot]).truncate(row)
+def _clear_others(column: Column, row: int) -> None:
+    """Drop row ``row`` of the other members of the oneof ``column``'s field is in (3)."""
+    for other in column.others:
+        if cython.cast(Column, other).length > row:
+            cython.cast(Column, other).truncate(row)
 
 
 def _varint_bits(kind: int, raw: int) -> int:
     """The Arrow value of a varint read for ``kind``, as the bits the column stores."""
     if kind == SINT32:
-        raw &= 0xFFFFFFFF
-        return ((raw >> 1) ^ (0 - (raw & 1))) & 0xFFFFFFFF
+        low = raw & 0xFFFFFFFF
+        bits = (low >> 1) ^ (0 - (low & 1))
+        return bits if cython.compiled else bits & 0xFFFFFFFF  # C keeps 32 bits itself
     if kind == SINT64:
         bits = (raw >> 1) ^ (0 - (raw & 1))
         return bits if cython.compiled else bits & _LOW_64  # C keeps 64 bits itself

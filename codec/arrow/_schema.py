@@ -91,6 +91,9 @@ class Layout:
             nullable = column.nullable
             fields.append(self._pa.field(field.name, arrow_type, nullable=nullable))
             columns.append(column)
+        for slots in plan.oneofs.values():  # a member set clears the others' (not "optional")
+            for slot in slots:
+                columns[slot].others = [columns[other] for other in slots if other != slot]
         return fields, columns
 
     def _typed(self, field: FieldPlan, path: tuple[str, ...]) -> tuple[Any, Column]:

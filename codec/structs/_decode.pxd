@@ -74,6 +74,8 @@ cdef class Decoding(Frame):
     cdef Py_ssize_t max_depth, max_elements, elements
     @cython.locals(message=Struct)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
+    cdef int check(self, MessagePlan plan, memoryview source, Py_ssize_t start, Py_ssize_t end,
+                   Py_ssize_t base) except -1
     @cython.locals(fresh=Decoding)
     cdef Decoding _fresh(self)
     cdef int _start(self, memoryview source, Py_ssize_t base) except -1

@@ -169,6 +169,25 @@ class Decoding(Frame):
             self.source = _NO_INPUT  # the caller may release the input now
             self.busy = False
 
+    def check(self, plan: MessagePlan, source: memoryview, start: int, end: int, base: int) -> None:
+        """Raise what decoding ``source[start:end]`` as a message of ``plan`` raises
+        (``base``: the stream offset of ``source``), making nothing: the check walk of a
+        lazy decode (see "lazy decoding", 1), or a decode for what it leaves to one (2)."""
+        if self.busy:
+            self._fresh().check(plan, source, start, end, base)
+        else:
+            self._start(source, base)
+            try:
+                _check_message(plan, _bytes_of(source), start, end, self, 0)
+            except _NotPlain:
+                self.busy = False
+                self.run(plan, source[start:end], base + start)
+            except RecursionError:  # uncompiled: Python's own guard of its stack
+                raise DepthLimitError(STACK_EXHAUSTED, base + start) from None
+            finally:
+                self.source = _NO_INPUT
+                self.busy = False
+
     def _message(self, plan: MessagePlan, source: memoryview) -> Struct:
         message = new_struct(plan)
         decode_message(plan, message, _bytes_of(source), 0, len(source), self, 0, 0)

@@ -1,0 +1,117 @@
+"""Framed streams into Arrow: codec.arrow beside ptars and protarrow, interleaved.
+
+Run from the repository root with ``python benches/arrow_columns.py [rounds]``.
+
+Each round times every peer of every row once, in turn; a row's figures are each
+peer's minimum (and median) over the rounds, and their ratios to codec's (> 1:
+codec is faster). The workloads are W1's samples, W3's records and the spans of
+W4's OTLP requests, framed. The peers are used as well as a careful user can:
+
+* ptars (Rust): ``list_to_record_batch`` of the payloads already split (its best
+  case: no framing to read), and ``read_size_delimited_file`` of the framed file;
+* protarrow: ``messages_to_record_batch`` of the messages, which it needs parsed
+  (upb's ``FromString``, timed with it); recursive types are skipped, as it asks;
+* codec: ``codec.arrow.read_table`` of the framed bytes, and of the framed file.
+
+Every peer's table has the workload's rows; codec's rows are checked against
+struct decoding by the tests (tests/test_arrow.py), not here.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
+import bench_structs as s
+import otlp
+import protarrow
+import ptars
+from jobs import best_encode
+
+import codec
+import codec.arrow
+import peerbench
+
+
+def _spans(requests: int) -> list[Any]:
+    return [
+        span
+        for request in otlp.requests(requests)
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+
+
+WORKLOADS = {
+    "W1 samples": s.CORPUS.messages,
+    "W3 records": peerbench.records(1000),
+    "OTLP spans": _spans(25),
+}
+SKIP_RECURSIVE = protarrow.ProtarrowConfig(skip_recursive_messages=True)
+
+
+def _jobs(messages: list[Any], directory: Path) -> dict[str, Callable[[], Any]]:
+    cls = type(messages[0])
+    struct = codec.struct(cls)
+    payloads = [message.SerializeToString() for message in messages]
+    stream = bytes(best_encode(messages))
+    path = directory / f"{cls.DESCRIPTOR.name}.bin"
+    path.write_bytes(stream)
+    handler = ptars.HandlerPool([cls.DESCRIPTOR.file]).get_for_message(cls.DESCRIPTOR)
+
+    def codec_file() -> Any:
+        with path.open("rb") as source:
+            return codec.arrow.read_table(source, struct)
+
+    def protarrow_parsed() -> Any:
+        parsed = [cls.FromString(payload) for payload in payloads]
+        return protarrow.messages_to_record_batch(parsed, cls, config=SKIP_RECURSIVE)
+
+    jobs = {
+        "codec": lambda: codec.arrow.read_table(stream, struct),
+        "codec file": codec_file,
+        "ptars": lambda: handler.list_to_record_batch(payloads),
+        "ptars file": lambda: handler.read_size_delimited_file(str(path)),
+        "protarrow": protarrow_parsed,
+    }
+    for peer, job in jobs.items():
+        assert job().num_rows == len(messages), peer
+    return jobs
+
+
+def main(rounds: int) -> None:
+    if not codec.COMPILED:
+        sys.exit("arrow_columns.py times the compiled core: build it first")
+    with tempfile.TemporaryDirectory() as directory:
+        rows = {name: _jobs(messages, Path(directory)) for name, messages in WORKLOADS.items()}
+        times: dict[tuple[str, str], list[float]] = {}
+        for _ in range(rounds):
+            for row, jobs in rows.items():
+                for peer, job in jobs.items():
+                    start = time.perf_counter()
+                    job()
+                    times.setdefault((row, peer), []).append(time.perf_counter() - start)
+    print(f"{rounds} rounds; each peer's min (median) in µs, then its time ÷ codec's")
+    for row, jobs in rows.items():
+        low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}
+        mid = {peer: statistics.median(times[row, peer]) * 1e6 for peer in jobs}
+        count = len(WORKLOADS[row])
+        print(f"{row} ({count} messages)")
+        for peer in jobs:
+            print(
+                f"  {peer:11} {low[peer]:8.0f} ({mid[peer]:.0f})"
+                f"  {low[peer] / low['codec']:5.2f} ({mid[peer] / mid['codec']:.2f})"
+            )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)

@@ -162,7 +162,8 @@ cdef Py_ssize_t _defer(FieldPlan field, MessagePlan plan, Struct message, const 
 cdef Decoding _pending_frame(Decoding state)
 @cython.locals(frame=Decoding)
 cdef Decoding _new_frame(Decoding state, memoryview source)
-@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t)
+@cython.locals(seen=uint64_t, start=Py_ssize_t, tag=uint64_t, field=FieldPlan, after=Py_ssize_t,
+               checks="const uchar *", size=Py_ssize_t, check=int)
 cdef int _check_message(MessagePlan plan, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Decoding state, int depth) except -1
 @cython.locals(holder=FieldPlan)
@@ -174,15 +175,15 @@ cdef Py_ssize_t _check_field(FieldPlan field, const uchar *data, Py_ssize_t pos,
 cdef int _check_packed(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                        Decoding state) except -1
 @cython.locals(entry=MessagePlan, value_field=FieldPlan, start=Py_ssize_t, at=Py_ssize_t,
-               after=Py_ssize_t, has_part=bint)
+               checks="const uchar *", size=Py_ssize_t, check=int, has_part=bint)
 cdef inline int _check_entry(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                       Decoding state, int depth) except -1
 @cython.locals(after=Py_ssize_t)
 cdef inline Py_ssize_t _value_end(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                   Decoding state) except -1
-@cython.locals(checks="const uchar *", after=Py_ssize_t)
-cdef inline Py_ssize_t _leaf_of(MessagePlan plan, uint64_t tag, const uchar *data, Py_ssize_t pos,
-                                Py_ssize_t end, Decoding state) except -2
+@cython.locals(after=Py_ssize_t, field=FieldPlan)
+cdef inline Py_ssize_t _leaf_of(MessagePlan plan, int check, const uchar *data, Py_ssize_t pos,
+                                Py_ssize_t end, Decoding state) except -1
 @cython.locals(after=Py_ssize_t)
 cdef inline Py_ssize_t _leaf_end(int check, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                  Decoding state) except -2

@@ -926,14 +926,16 @@ def _check_message(
 ) -> None:
     """Check ``data[pos:end]`` as :func:`decode_message` reads it, making nothing (1)."""
     _check_nesting(state, depth, pos)
+    checks = plan.checks
+    size = len(plan.checks)
     seen = 0  # the singular message fields met, a bit each (by slot, modulo 64)
     while pos < end:
         start = pos
         pos = _read_tag(data, pos, end, state)
         tag = state.tag
-        after = _leaf_of(plan, tag, data, pos, end, state)
-        if after >= 0:
-            pos = after
+        check = checks[tag] if tag < size else CHECK_GENERAL
+        if check != CHECK_GENERAL:
+            pos = _leaf_of(plan, check, data, pos, end, state)
             continue
         if tag & 7 == EGROUP:
             stray_end_group(tag >> 3, start, state.base)
@@ -1027,13 +1029,15 @@ def _check_entry(
     if value_field.kind == GROUP:
         raise _NotPlain
     _check_nesting(state, depth + 1, pos)
+    checks = entry.checks
+    size = len(entry.checks)
     start = pos
     has_part = False  # a message value was met (a second one is merged into it)
     while pos < end:
         at = _read_tag(data, pos, end, state)
-        after = _leaf_of(entry, state.tag, data, at, end, state)  # the key, most values
-        if after >= 0:
-            pos = after
+        check = checks[state.tag] if state.tag < size else CHECK_GENERAL
+        if check != CHECK_GENERAL:  # the key, and most values
+            pos = _leaf_of(entry, check, data, at, end, state)
         elif state.tag != value_field.tag:
             raise _NotPlain
         elif value_field.message is None:  # a closed enum
@@ -1060,16 +1064,14 @@ def _value_end(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding)
     return after
 
 
-def _leaf_of(plan: MessagePlan, tag: int, data: Any, pos: int, end: int, state: Decoding) -> int:
-    """Where the value at ``pos`` of tag ``tag`` ends, checked, and charged if it is an
-    element, when ``plan.checks`` passes over it (4); else -1."""
-    checks = plan.checks
-    if tag >= len(plan.checks) or checks[tag] == CHECK_GENERAL:
-        return -1
-    after = _leaf_end(checks[tag], data, pos, end, state)
+def _leaf_of(plan: MessagePlan, check: int, data: Any, pos: int, end: int, state: Decoding) -> int:
+    """Where the value at ``pos`` of the tag just read ends, checked, and charged if it is
+    an element; ``check``: the tag's entry in ``plan.checks``, not CHECK_GENERAL (4)."""
+    after = _leaf_end(check, data, pos, end, state)
     if after < 0:
-        raise _not_utf8(_field_numbered(plan, tag >> 3), state, state.body)  # type: ignore[arg-type]
-    if checks[tag] & CHECK_ELEMENT:
+        field = _field_numbered(plan, state.tag >> 3)
+        raise _not_utf8(field, state, state.body)  # type: ignore[arg-type]
+    if check & CHECK_ELEMENT:
         _spend(state, 1, state.base + pos)
     return after
 

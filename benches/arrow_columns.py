@@ -1,8 +1,12 @@
 """Framed streams into Arrow: codec.arrow beside ptars and protarrow, interleaved.
 
-Run from the repository root with ``python benches/arrow_columns.py [rounds]``.
+Run from the repository root with ``python benches/arrow_columns.py [rounds]``, or
+``python benches/arrow_columns.py --memory [megabytes]`` for the peak memory of reading a
+file of W3 records that large a batch at a time (tracemalloc sees the column buffers).
 
-Each round times every peer of every row once, in turn; a row's figures are each
+Each round times every peer of every row once, in turn, starting at another peer each
+round (what ran just before a peer weighs on it: protarrow leaves the caches cold and the
+collector busy); a row's figures are each
 peer's minimum (and median) over the rounds, and their ratios to codec's (> 1:
 codec is faster). The workloads are W1's samples, W3's records and the spans of
 W4's OTLP requests, framed. The peers are used as well as a careful user can:
@@ -23,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -94,11 +99,13 @@ def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as directory:
         rows = {name: _jobs(messages, Path(directory)) for name, messages in WORKLOADS.items()}
         times: dict[tuple[str, str], list[float]] = {}
-        for _ in range(rounds):
+        for turn in range(rounds):
             for row, jobs in rows.items():
-                for peer, job in jobs.items():
+                peers = list(jobs)
+                # each round starts at another peer: none always follows the same one
+                for peer in peers[turn % len(peers) :] + peers[: turn % len(peers)]:
                     start = time.perf_counter()
-                    job()
+                    jobs[peer]()
                     times.setdefault((row, peer), []).append(time.perf_counter() - start)
     print(f"{rounds} rounds; each peer's min (median) in µs, then its time ÷ codec's")
     for row, jobs in rows.items():
@@ -113,5 +120,35 @@ def main(rounds: int) -> None:
             )
 
 
+def memory(megabytes: int) -> None:
+    """Peak traced memory while a file of ``megabytes`` of framed W3 records is read in
+    batches, each dropped once counted, as a query engine consumes them."""
+    records = WORKLOADS["W3 records"]
+    chunk = bytes(best_encode(records))
+    struct = codec.struct(type(records[0]))
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "records.bin"
+        with path.open("wb") as sink:
+            for _ in range(max(1, megabytes * 2**20 // len(chunk))):
+                sink.write(chunk)
+        size = path.stat().st_size
+        tracemalloc.start()
+        rows = 0
+        start = time.perf_counter()
+        with path.open("rb") as source:
+            for batch in codec.arrow.read_batches(source, struct):
+                rows += batch.num_rows
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    print(
+        f"{size / 2**20:.0f} MiB, {rows} rows in {seconds:.2f} s:"
+        f" peak traced memory {peak / 2**20:.1f} MiB ({peak / size:.3f} of the file)"
+    )
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+    if sys.argv[1:2] == ["--memory"]:
+        memory(int(sys.argv[2]) if len(sys.argv) > 2 else 1024)
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)

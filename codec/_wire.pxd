@@ -158,6 +158,10 @@ cdef inline Py_ssize_t fixed_end(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base
 cdef Py_ssize_t skip_value(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,
                            int wire_type) except -1
 
+@cython.locals(wire_type=int)
+cdef Py_ssize_t skip_field(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
+                           uint64_t tag, Py_ssize_t base, Py_ssize_t depth,
+                           Py_ssize_t max_depth) except -1
 @cython.locals(open_fields=list, head=cython.longlong, tag=uint64_t, after=Py_ssize_t,
                wire_type=int, innermost=uint64_t)
 cdef long long skip_group(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,

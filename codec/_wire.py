@@ -502,6 +502,20 @@ def skip_group(
         pos = after
 
 
+def skip_field(
+    data: Bytes, start: int, pos: int, end: int, tag: int, base: int, depth: int, max_depth: int
+) -> int:
+    """End of the value at ``pos`` of a field passed over, whose tag, ``tag``, is at
+    ``start``, in a message nested ``depth`` deep: a group is skipped whole, a stray
+    end-group tag raises."""
+    wire_type = tag & 7
+    if wire_type == SGROUP:
+        return skip_group(data, pos, end, base, tag >> 3, start, depth + 1, max_depth) >> 3
+    if wire_type == EGROUP:
+        return stray_end_group(tag >> 3, start, base)
+    return skip_value(data, pos, end, base, wire_type)
+
+
 def stray_end_group(field: int, pos: int, base: int) -> int:
     """Raise the error of an end-group tag of ``field`` at ``pos`` that closes nothing."""
     raise WireFormatError(f"end-group tag of field {field} without a start", base + pos)

@@ -6,9 +6,8 @@ from libc.string cimport memcpy, memset
 from codec._buffer cimport make_room
 from codec._varint cimport read_le, uchar, varint_value, write_le
 from codec._wire cimport (
-    BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SGROUP,
-    SINT32, SINT64, STRING, VARINT, fixed_end, length_end, read_tag, skip_group, skip_value,
-    stray_end_group, varint_length,
+    BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
+    length_end, read_tag, skip_field, stray_end_group, varint_length,
 )
 from codec.structs._decode cimport Decoder, codec_ascii
 from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered
@@ -131,8 +130,5 @@ cdef inline int64_t _int32(uint64_t raw) noexcept
 @cython.locals(bounds=cython.longlong)
 cdef inline Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                    Walk walk) except -1
-@cython.locals(wire=int)
-cdef Py_ssize_t _skipped(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
-                         uint64_t tag, Walk walk, int depth) except -1
 cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end) noexcept
 cdef const uchar *_bytes_of(memoryview view)

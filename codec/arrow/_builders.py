@@ -57,7 +57,6 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         I64,
         LEN,
         MESSAGE,
-        SGROUP,
         SINT32,
         SINT64,
         STRING,
@@ -65,8 +64,7 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         fixed_end,
         length_end,
         read_tag,
-        skip_group,
-        skip_value,
+        skip_field,
         stray_end_group,
         varint_length,
     )
@@ -377,7 +375,7 @@ def _fields(
         if after >= 0:
             pos = after
         else:  # unknown, an extension, or not on a wire type its field takes (3)
-            pos = _skipped(data, start, pos, end, tag, walk, depth)
+            pos = skip_field(data, start, pos, end, tag, walk.base, depth, walk.max_depth)
             dropped = True
     if group:
         raise TruncatedError("message ends inside a group", walk.base + pos)
@@ -549,16 +547,6 @@ def _length_end(data: Any, pos: int, end: int, walk: Walk) -> int:
     bounds = length_end(data, pos, end, walk.base)
     walk.body = pos + (bounds & 7)
     return bounds >> 3
-
-
-def _skipped(data: Any, start: int, pos: int, end: int, tag: int, walk: Walk, depth: int) -> int:
-    """Where the value at ``pos`` of a field passed over ends (its tag, ``tag``, at ``start``)."""
-    wire = tag & 7
-    if wire == SGROUP:
-        return (
-            skip_group(data, pos, end, walk.base, tag >> 3, start, depth + 1, walk.max_depth) >> 3
-        )
-    return skip_value(data, pos, end, walk.base, wire)
 
 
 def _is_utf8(data: Any, start: int, end: int) -> bool:

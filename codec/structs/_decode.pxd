@@ -16,8 +16,8 @@ from codec.structs._struct cimport (
 )
 from codec._varint cimport read_le, stream_base, varint_value
 from codec._wire cimport (
-    BYTES, EGROUP, ENUM, GROUP, I32, I64, LEN, MESSAGE, SGROUP, VARINT,
-    fixed_end, fixed_value_of, length_end, read_tag, skip_group, skip_value, stray_end_group,
+    BYTES, EGROUP, ENUM, GROUP, I32, I64, LEN, MESSAGE, VARINT,
+    fixed_end, fixed_value_of, length_end, read_tag, skip_field, skip_value, stray_end_group,
     varint_length, varint_value_of,
 )
 
@@ -104,9 +104,6 @@ cdef object _NO_INPUT
 cdef Py_ssize_t SMALL_PART
 
 
-@cython.locals(wire=int)
-cdef Py_ssize_t _skip(const uchar *data, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end,
-                      uint64_t tag, Decoding state, int depth) except -1
 @cython.locals(start=Py_ssize_t, value_start=Py_ssize_t, tag=uint64_t, field=FieldPlan,
                after=Py_ssize_t, seen=uint64_t)
 cdef Py_ssize_t decode_message(MessagePlan plan, Struct message, const uchar *data, Py_ssize_t pos,

@@ -63,13 +63,12 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         I64,
         LEN,
         MESSAGE,
-        SGROUP,
         VARINT,
         fixed_end,
         fixed_value_of,
         length_end,
         read_tag,
-        skip_group,
+        skip_field,
         skip_value,
         stray_end_group,
         varint_length,
@@ -241,7 +240,9 @@ class Decoding(Frame):
                 after = -1
                 if field is not None and _marked(pending, field.slot - first):
                     after = _decode_field(field, plan, message, data, pos, end, tag & 7, self, 0)
-                pos = after if after >= 0 else _skip(data, start, pos, end, tag, self, 0)
+                if after < 0:
+                    after = skip_field(data, start, pos, end, tag, self.base, 0, self.max_depth)
+                pos = after
         finally:
             self.source = source  # a frame keeps its bytes
             self.busy = False
@@ -290,18 +291,6 @@ def _length_end(data: Any, pos: int, end: int, state: Decoding) -> int:
     bounds = length_end(data, pos, end, state.base)
     state.body = pos + (bounds & 7)
     return bounds >> 3
-
-
-def _skip(data: Any, start: int, pos: int, end: int, tag: int, state: Decoding, depth: int) -> int:
-    """Position after the value at ``pos`` of the field whose tag, ``tag``, is at ``start``."""
-    wire = tag & 7
-    if wire == SGROUP:
-        return (
-            skip_group(data, pos, end, state.base, tag >> 3, start, depth + 1, state.max_depth) >> 3
-        )
-    if wire == EGROUP:
-        return stray_end_group(tag >> 3, start, state.base)
-    return skip_value(data, pos, end, state.base, wire)
 
 
 def decode_message(
@@ -356,7 +345,7 @@ def decode_message(
                 state.stray_values = None
             continue
         value_start = pos
-        pos = _skip(data, start, pos, end, tag, state, depth)
+        pos = skip_field(data, start, pos, end, tag, state.base, depth, state.max_depth)
         _spend(state, 1, state.base + start)
         if unknown is None:
             unknown = bytearray(unknown_of(message))
@@ -950,7 +939,7 @@ def _check_message(
         if after >= 0:
             pos = after
         else:
-            pos = _skip(data, start, pos, end, tag, state, depth)
+            pos = skip_field(data, start, pos, end, tag, state.base, depth, state.max_depth)
             _spend(state, 1, state.base + start)
 
 

@@ -112,6 +112,12 @@ cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssi
 cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
                        Py_ssize_t row) except -2
+@cython.locals(plan=MessagePlan, values=Column, value_field=FieldPlan, keys=Column)
+cdef bint _pair(Column entries, const uchar *data, Py_ssize_t pos, Py_ssize_t end, Walk walk,
+                int depth) except -1
+@cython.locals(head=cython.longlong)
+cdef Py_ssize_t _member(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
+                        Py_ssize_t end, Walk walk, int depth) except -2
 @cython.locals(after=Py_ssize_t)
 cdef Py_ssize_t _message(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
                          Py_ssize_t end, Walk walk, int depth) except -1

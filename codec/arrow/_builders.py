@@ -405,11 +405,14 @@ def _field(
         entries = cython.cast(Column, child.children[0])
         entry = entries.length
         entries.begin()
-        _fields(entries, data, walk.body, after, walk, depth + 1, 0)
-        if walk.dropped:  # an entry with more than its key and value is not read (3)
-            entries.truncate(entry)
-        else:
-            entries.finish(entry)
+        if not _pair(entries, data, walk.body, after, walk, depth + 1):
+            entries.truncate(entry)  # read again, as any message is
+            entries.begin()
+            _fields(entries, data, walk.body, after, walk, depth + 1, 0)
+            if walk.dropped:  # an entry with more than its key and value is not read (3)
+                entries.truncate(entry)
+            else:
+                entries.finish(entry)
         return after
     if child.shape == LIST:
         items = cython.cast(Column, child.children[0])
@@ -440,6 +443,41 @@ def _field(
             child.begin()
         return _message(child, field, data, pos, end, walk, depth)
     return _value(child, field, data, pos, end, wire, walk, row, depth)  # a message kept encoded
+
+
+def _pair(entries: Column, data: Any, pos: int, end: int, walk: Walk, depth: int) -> bool:
+    """Write the map entry ``data[pos:end]``, nested ``depth`` deep, into the open row of
+    ``entries`` if it is the common one: its key, then a number, string or bytes value, each
+    on its wire type. False, for :func:`_fields` to read it as any message, otherwise."""
+    plan: MessagePlan = entries.plan  # type: ignore[assignment]
+    values = cython.cast(Column, entries.children[1])
+    value_field = cython.cast(FieldPlan, plan.fields_by_slot[1])
+    if depth > walk.max_depth or values.shape > TEXTS or value_field.kind == MESSAGE:
+        return False
+    keys = cython.cast(Column, entries.children[0])
+    pos = _member(keys, cython.cast(FieldPlan, plan.fields_by_slot[0]), data, pos, end, walk, depth)
+    if pos >= 0:
+        pos = _member(values, value_field, data, pos, end, walk, depth)
+    return pos == end
+
+
+def _member(
+    column: Column, field: FieldPlan, data: Any, pos: int, end: int, walk: Walk, depth: int
+) -> int:
+    """Write the map entry's key or value at ``pos`` (see :func:`_pair`) if its tag is
+    next; where it ends, or -1."""
+    if pos >= end:
+        return -1
+    head = read_tag(data, pos, end, walk.base)
+    if head >> 3 != field.tag:
+        return -1
+    pos = _value(
+        column, field, data, pos + (head & 7), end, field.wire_type, walk, column.length, depth
+    )
+    if walk.dropped_value:  # a closed enum's undeclared value
+        walk.dropped_value = False
+        return -1
+    return pos
 
 
 def _message(

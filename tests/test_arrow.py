@@ -296,3 +296,54 @@ def test_the_arguments_are_checked_at_once() -> None:
         codec.arrow.schema(peerbench.Record, large_types=1)
     with pytest.raises(ValueError, match="max_depth"):
         codec.arrow.read_batches(b"", peerbench.Record, max_depth=-1)
+
+
+# --- scale-out: a partition per file ------------------------------------------------------
+
+
+def _write_parts(directory: Any, messages: list[Any], parts: int) -> list[Any]:
+    """``messages`` split into ``parts`` delimited files; the structs, in file order."""
+    size = -(-len(messages) // parts)
+    for part in range(parts):
+        chunk = messages[part * size : (part + 1) * size]
+        payloads = [message.SerializeToString() for message in chunk]
+        (directory / f"part-{part:03}.bin").write_bytes(framed(payloads))
+    return [codec.from_pb2(message) for message in messages]
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+def test_dask_gives_the_answer_of_one_process(tmp_path: Any, scheduler: str) -> None:
+    """The same query over a partition per file, on a Dask scheduler, and over one read."""
+    dask = pytest.importorskip("dask", reason="codec.arrow.read_dask needs dask[dataframe]")
+    pytest.importorskip("pandas", reason="dask's dataframes need pandas")
+    records = peerbench.records(120)
+    _write_parts(tmp_path, records, 4)
+    frame = codec.arrow.read_dask(tmp_path / "part-*.bin", peerbench.Record)
+    assert frame.npartitions == 4
+    with dask.config.set(scheduler=scheduler):
+        spread = frame.groupby("level")["score"].sum().compute().sort_index()
+        rows = len(frame)
+    whole = b"".join((tmp_path / f"part-{part:03}.bin").read_bytes() for part in range(4))
+    table = codec.arrow.read_table(whole, peerbench.Record).to_pandas()
+    once = table.groupby("level")["score"].sum().sort_index()
+    assert rows == len(records) == len(table)
+    assert spread.to_dict() == pytest.approx(once.to_dict())
+
+
+def test_dask_partitions_hold_the_rows_of_their_files(tmp_path: Any) -> None:
+    pytest.importorskip("dask", reason="codec.arrow.read_dask needs dask[dataframe]")
+    records = peerbench.records(30)
+    _write_parts(tmp_path, records, 3)
+    frame = codec.arrow.read_dask(tmp_path, peerbench.Record)  # a directory: its files
+    first = frame.get_partition(0).compute(scheduler="sync")
+    assert list(first["id"]) == [record.id for record in records[:10]]
+    assert frame.columns.tolist() == codec.arrow.schema(peerbench.Record).names
+
+
+def test_dask_refuses_at_once(tmp_path: Any) -> None:
+    pytest.importorskip("dask", reason="codec.arrow.read_dask needs dask[dataframe]")
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        codec.arrow.read_dask(tmp_path / "*.bin", peerbench.Record)
+    (tmp_path / "a.bin").write_bytes(b"")
+    with pytest.raises(ValueError, match="batch_size"):
+        codec.arrow.read_dask(tmp_path, peerbench.Record, batch_size=0)

@@ -8,6 +8,7 @@
         ...  # a pyarrow.RecordBatch of up to 65,536 spans
     table = codec.arrow.read_table(data, Span)  # bytes, or a file: every batch
     codec.arrow.schema(Span)  # the pyarrow.Schema of both
+    codec.arrow.read_dask("spans/*.bin", Span)  # a dask DataFrame, a partition a file
 
 Strategy: a :class:`codec.FrameDecoder` splits the stream and checks each
 frame's prefix; it hands out the complete frames a run at a time
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from codec._buffer import RECEIVE_CHUNK
 from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
+from codec.arrow._scale import read_dask
 from codec.arrow._schema import Layout, plan_for
 from codec.errors import DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, checked_size
@@ -41,7 +43,7 @@ from codec.io import stream_reader
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["DEFAULT_BATCH_SIZE", "read_batches", "read_table", "schema"]
+__all__ = ["DEFAULT_BATCH_SIZE", "read_batches", "read_dask", "read_table", "schema"]
 
 #: Rows in a batch of :func:`read_batches`, unless asked otherwise.
 DEFAULT_BATCH_SIZE = 1 << 16

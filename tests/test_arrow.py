@@ -347,3 +347,25 @@ def test_dask_refuses_at_once(tmp_path: Any) -> None:
     (tmp_path / "a.bin").write_bytes(b"")
     with pytest.raises(ValueError, match="batch_size"):
         codec.arrow.read_dask(tmp_path, peerbench.Record, batch_size=0)
+
+
+def test_the_column_builders_refuse_what_would_crash_them() -> None:
+    """The walk trusts its columns: a column is built once, whole, from built columns."""
+    from codec.arrow._builders import BOOLS, FIXED, LIST, STRUCT, Column, decode_frames
+
+    plan = codec.struct(peerbench.Record).__plan__
+    blank = Column.__new__(Column)  # its __init__ never ran
+    with pytest.raises(TypeError, match="STRUCT column"):
+        decode_frames(blank, memoryview(b"\x00"), 0)
+    with pytest.raises(TypeError, match="built"):
+        Column(LIST, None, False, children=[blank])
+    with pytest.raises(ValueError, match="a child a field"):
+        Column(STRUCT, None, False, children=[], plan=plan)
+    with pytest.raises(ValueError, match="width 3"):
+        Column(FIXED, None, False, width=3)
+    flags = Column(BOOLS, None, False)
+    with pytest.raises(RuntimeError, match="built once"):
+        flags.__init__(FIXED, None, False, width=8)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="built"):
+        flags.join_oneof([blank])
+    assert decode_frames(codec.arrow._schema.Layout(pa, plan, False).root, memoryview(b""), 0) == 0

@@ -68,10 +68,11 @@ cdef class Column:
     cdef readonly FieldPlan field
     cdef readonly bint nullable
     cdef readonly Py_ssize_t width, offset_width
-    cdef readonly list children
+    cdef readonly tuple children
     cdef readonly MessagePlan plan
-    cdef public object checker
-    cdef public list others
+    cdef object checker
+    cdef readonly tuple others
+    cdef readonly bint built
     cdef readonly Py_ssize_t length, values_size, offsets_size
     cdef bytearray validity, values, offsets
     cdef int begin(self) except -1
@@ -92,6 +93,8 @@ cdef class Column:
     cdef inline int _offset(self, Py_ssize_t offset) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
+cdef int _shape_of(Column column) noexcept
+cdef bint _is_built(Column column) noexcept
 @cython.locals(bit=uchar, byte=cython.p_uchar)
 cdef inline int _set_bit(bytearray data, Py_ssize_t index, bint value) except -1
 
@@ -126,7 +129,7 @@ cdef Py_ssize_t _value(Column column, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, Py_ssize_t row,
                        int depth) except -1
 @cython.locals(plan=MessagePlan, checker=Decoder)
-cdef int _check_kept(Column column, Py_ssize_t start, Py_ssize_t end, Walk walk,
+cdef int _check_kept(Column column, FieldPlan field, Py_ssize_t start, Py_ssize_t end, Walk walk,
                      int depth) except -1
 cdef inline int _replace(Column column, Py_ssize_t row) except -1
 cdef int _clear_others(Column column, Py_ssize_t row) except -1

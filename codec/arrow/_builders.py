@@ -96,19 +96,40 @@ class Column:
         *,
         width: int = 0,
         large: bool = False,
-        children: list[Column] | None = None,
+        children: list[Column] | tuple[Column, ...] | None = None,
         plan: MessagePlan | None = None,
     ) -> None:
+        if _is_built(self):
+            raise RuntimeError("a Column is built once")
+        members = tuple(children) if children is not None else ()
+        if not all(isinstance(child, Column) and _is_built(child) for child in members):
+            raise TypeError("a column's children are columns, built")
+        if shape == STRUCT:
+            if not isinstance(plan, MessagePlan) or len(members) != len(plan.fields_by_slot):
+                raise ValueError("a STRUCT column has the plan of its message and a child a field")
+        elif shape in (LIST, MAP):
+            if len(members) != 1 or (shape == MAP and _shape_of(members[0]) != STRUCT):
+                raise ValueError("a LIST or MAP column has one child: its elements or entries")
+        elif shape not in (FIXED, BOOLS, TEXTS) or (shape == FIXED and width not in (4, 8)):
+            raise ValueError(f"no column of shape {shape} and width {width}")
         self.shape = shape
         self.field = field  # the field whose values it holds (None: the root, map entries)
         self.nullable = nullable
         self.width = width
         self.offset_width = 8 if large else 4
-        self.children = children if children is not None else []
+        self.children = members
         self.plan = plan
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
-        self.others: list[Column] = []  # the columns of the other members of its oneof
+        self.others: tuple[Column, ...] = ()  # the columns of the other members of its oneof
         self.clear()
+        self.built = True  # what the walk trusts is set, once
+
+    def join_oneof(self, others: list[Column]) -> None:
+        """Make this column's field a member of a oneof with the fields of ``others``."""
+        members = tuple(others)
+        if not all(isinstance(other, Column) and _is_built(other) for other in members):
+            raise TypeError("the other members of a oneof are columns, built")
+        self.others = members
 
     def clear(self) -> None:
         """Start over with new buffers (the last ones may be held by Arrow arrays) (1)."""
@@ -287,6 +308,15 @@ class Column:
         return "<root>" if self.field is None else self.field.label
 
 
+def _shape_of(column: Column) -> int:
+    return column.shape
+
+
+def _is_built(column: Column) -> bool:
+    """Whether ``column``'s ``__init__`` ran to its end (not an object of ``__new__``)."""
+    return column.built
+
+
 def _set_bit(data: bytearray, index: int, value: bool) -> None:
     """Set bit ``index`` of a bitmap (least significant first) to ``value``."""
     bit = 1 << (index & 7)
@@ -318,6 +348,8 @@ def decode_frames(root: Column, view: Any, base: int, max_depth: int = DEFAULT_M
     """Decode the frames of ``view``, complete frames whose prefixes are checked, each
     into a row of ``root``, a STRUCT column; return how many (``base``: the stream
     offset of ``view``)."""
+    if not _is_built(root) or root.shape != STRUCT:
+        raise TypeError("frames are decoded into the STRUCT column of their message")
     walk = Walk(view, base, max_depth)
     data = _bytes_of(view)
     end = len(view)
@@ -434,7 +466,7 @@ def _field(
         return -1
     if child.shape == TEXTS and field.kind == MESSAGE and child.length == row + 1:
         after = _length_end(data, pos, end, walk)  # a message kept encoded, met again:
-        _check_kept(child, walk.body, after, walk, depth + 1)
+        _check_kept(child, field, walk.body, after, walk, depth + 1)
         child.extend_text(data, walk.body, after)  # its bytes go on, as a merge reads them
         return after
     if child.shape == STRUCT:
@@ -531,17 +563,20 @@ def _value(
             walk.base + walk.body,
         )
     if kind == MESSAGE:  # a message kept encoded
-        _check_kept(column, walk.body, after, walk, depth + 1)
+        _check_kept(column, field, walk.body, after, walk, depth + 1)
     _replace(column, row)
     column.put_text(data, walk.body, after)
     return after
 
 
-def _check_kept(column: Column, start: int, end: int, walk: Walk, depth: int) -> None:
-    """Check the message kept encoded at ``start:end``, nested ``depth`` deep, as the
-    struct decoder reads it, so that a bad one raises its error (only its bytes are kept)."""
+def _check_kept(
+    column: Column, field: FieldPlan, start: int, end: int, walk: Walk, depth: int
+) -> None:
+    """Check the message of ``field`` kept encoded at ``start:end``, nested ``depth`` deep,
+    as the struct decoder reads it, so that a bad one raises its error (only its bytes are
+    kept)."""
     if column.checker is None:
-        plan: MessagePlan = column.field.message  # type: ignore[union-attr, assignment]
+        plan: MessagePlan = field.message  # type: ignore[assignment]
         column.checker = Decoder(plan.cls, max_depth=max(walk.max_depth - depth, 0))
     checker = cython.cast(Decoder, column.checker)
     checker.state.check(checker.plan, walk.view, start, end, walk.base)
@@ -604,3 +639,9 @@ def _bytes_of(view: Any) -> Any:
     if cython.compiled:
         return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(view).buf)
     return view
+
+
+if not cython.compiled:
+    from codec._pure import fields_as_allocated
+
+    fields_as_allocated(Column, built=False)

@@ -93,7 +93,7 @@ class Layout:
             columns.append(column)
         for slots in plan.oneofs.values():  # a member set clears the others' (not "optional")
             for slot in slots:
-                columns[slot].others = [columns[other] for other in slots if other != slot]
+                columns[slot].join_oneof([columns[other] for other in slots if other != slot])
         return fields, columns
 
     def _typed(self, field: FieldPlan, path: tuple[str, ...]) -> tuple[Any, Column]:

@@ -260,6 +260,20 @@ cdef inline int64_t unzigzag(uint64_t value) noexcept nogil:
     return <int64_t>((value >> 1) ^ (0 - (value & 1)))
 
 
+cdef extern from "Python.h":
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+
+cdef inline bint is_flat_bytes(object view, bint writable) noexcept:
+    # a memoryview that byte_view hands out as it is: one dimension of contiguous unsigned
+    # bytes ("B", or no format, which means "B"), writable if asked
+    cdef Py_buffer *info = PyMemoryView_GET_BUFFER(view)
+    return (
+        info.ndim == 1 and info.itemsize == 1 and info.suboffsets == NULL
+        and (info.strides == NULL or info.strides[0] == 1)
+        and (info.format == NULL or (info.format[0] == b'B' and info.format[1] == 0))
+        and not (writable and info.readonly)
+    )
+
 cdef int acquire(object buffer, Py_buffer *view, int flags) except -1
 cdef Py_ssize_t position(object offset) except -1
 @cython.locals(number=Py_ssize_t, limit=Py_ssize_t)

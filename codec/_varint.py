@@ -144,8 +144,10 @@ if not cython.compiled:  # compiled, _varint.pxd holds these five, inlined where
 
 
 def byte_view(buffer: object, writable: bool) -> memoryview:
-    """A flat byte-format view of ``buffer`` (uncompiled build)."""
+    """A flat byte-format view of ``buffer``."""
     view = memoryview(buffer)  # type: ignore[arg-type]
+    if cython.compiled and is_flat_bytes(view, writable):  # bytes, bytearray: no attribute read
+        return view
     if writable and view.readonly:
         raise BufferError("buffer is read-only")
     if not view.c_contiguous:

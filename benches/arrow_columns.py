@@ -1,4 +1,4 @@
-"""Framed streams into Arrow: codec.arrow beside ptars and protarrow, interleaved.
+"""Framed streams into Arrow and back: codec.arrow beside ptars and protarrow, interleaved.
 
 Run from the repository root with ``python benches/arrow_columns.py [rounds]``, or
 ``python benches/arrow_columns.py --memory [megabytes]`` for the peak memory of reading a
@@ -17,8 +17,17 @@ W4's OTLP requests, framed. The peers are used as well as a careful user can:
   (upb's ``FromString``, timed with it); recursive types are skipped, as it asks;
 * codec: ``codec.arrow.read_table`` of the framed bytes, and of the framed file.
 
-Every peer's table has the workload's rows; codec's rows are checked against
-struct decoding by the tests (tests/test_arrow.py), not here.
+The way back (the rows named "..., encode") starts from each peer's own batch:
+
+* ptars: ``record_batch_to_array``, the payloads as one binary array (its best
+  case: no framing to write);
+* protarrow: ``record_batch_to_messages``, then each message's
+  ``SerializeToString``, the bytes a user of it would write;
+* codec: ``codec.arrow.write_frames`` into a warm ``FrameEncoder``, framed.
+
+Every peer's table has the workload's rows, and each encode gives a payload a
+row; codec's rows and bytes are checked against struct decoding and encoding
+by the tests (tests/test_arrow.py, tests/test_arrow_encode.py), not here.
 """
 
 from __future__ import annotations
@@ -93,11 +102,45 @@ def _jobs(messages: list[Any], directory: Path) -> dict[str, Callable[[], Any]]:
     return jobs
 
 
+def _encode_jobs(messages: list[Any]) -> dict[str, Callable[[], Any]]:
+    cls = type(messages[0])
+    struct = codec.struct(cls)
+    stream = bytes(best_encode(messages))
+    table = codec.arrow.read_table(stream, struct)
+    handler = ptars.HandlerPool([cls.DESCRIPTOR.file]).get_for_message(cls.DESCRIPTOR)
+    ptars_batch = handler.list_to_record_batch(
+        [message.SerializeToString() for message in messages]
+    )
+    protarrow_batch = protarrow.messages_to_record_batch(messages, cls, config=SKIP_RECURSIVE)
+    encoder = codec.FrameEncoder()
+
+    def codec_write() -> Any:
+        encoder.clear()
+        codec.arrow.write_frames(encoder, table, struct)
+        return encoder
+
+    def protarrow_write() -> Any:
+        return [
+            m.SerializeToString() for m in protarrow.record_batch_to_messages(protarrow_batch, cls)
+        ]
+
+    jobs = {
+        "codec": codec_write,
+        "ptars": lambda: handler.record_batch_to_array(ptars_batch),
+        "protarrow": protarrow_write,
+    }
+    assert bytes(codec_write().getbuffer()) == stream
+    assert len(jobs["ptars"]()) == len(jobs["protarrow"]()) == len(messages)
+    return jobs
+
+
 def main(rounds: int) -> None:
     if not codec.COMPILED:
         sys.exit("arrow_columns.py times the compiled core: build it first")
     with tempfile.TemporaryDirectory() as directory:
         rows = {name: _jobs(messages, Path(directory)) for name, messages in WORKLOADS.items()}
+        for name, messages in WORKLOADS.items():
+            rows[f"{name}, encode"] = _encode_jobs(messages)
         times: dict[tuple[str, str], list[float]] = {}
         for turn in range(rounds):
             for row, jobs in rows.items():
@@ -111,7 +154,7 @@ def main(rounds: int) -> None:
     for row, jobs in rows.items():
         low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}
         mid = {peer: statistics.median(times[row, peer]) * 1e6 for peer in jobs}
-        count = len(WORKLOADS[row])
+        count = len(WORKLOADS[row.removesuffix(", encode")])
         print(f"{row} ({count} messages)")
         for peer in jobs:
             print(

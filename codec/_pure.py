@@ -51,6 +51,7 @@ COMPILED_MODULES = (
     "codec.framing",
     "codec.profiler._recorder",
     "codec.arrow._builders",
+    "codec.arrow._writers",
 )
 
 # Imported as soon as the build is chosen; the profiler's recorder and the Arrow

@@ -24,6 +24,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor as FD
 from helpers import peerbench
 from helpers.messages import ALL, mutations, pb2_messages
+from helpers.streams import ROOTS, framed, otlp_requests
 from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1 import common_pb2
@@ -36,18 +37,6 @@ from codec.errors import SchemaError
 from codec.structs._plan import FieldPlan, MessagePlan
 
 MESSAGES = (KINDS["message"], KINDS["group"])
-
-# Every kind of field, maps of each key type, oneofs, a type inside itself (AllTypes in
-# its own map, Tree in Tree), proto2 presence, closed enums and groups.
-ROOTS = ["everything.AllTypes", "everything.Tree", "legacy.Record", "legacy.WithGroups"]
-
-
-def framed(payloads: list[bytes]) -> bytes:
-    encoder = codec.FrameEncoder()
-    for payload in payloads:
-        encoder.encode(payload)
-    return bytes(encoder.getbuffer())
-
 
 # --- a row, as the struct decoder reads it, and as Arrow gives it -------------------------
 
@@ -206,7 +195,7 @@ def test_rows_are_what_struct_decoding_reads(name: str, data: st.DataObject) -> 
 
 
 def test_real_streams_of_every_workload() -> None:
-    requests = [message for message in _otlp_requests()]
+    requests = [message for message in otlp_requests()]
     records = peerbench.records(300)
     for messages in (records, requests):
         cls = type(messages[0])
@@ -214,18 +203,6 @@ def test_real_streams_of_every_workload() -> None:
         for source in (stream, io.BytesIO(stream), memoryview(stream)):
             table = codec.arrow.read_table(source, cls, batch_size=64, chunk_size=1000)
             check_rows(table, [codec.from_pb2(message) for message in messages])
-
-
-def _otlp_requests() -> list[Any]:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
-    try:
-        import otlp
-    finally:
-        sys.path.pop(0)
-    return otlp.requests(3)  # type: ignore[no-any-return]
 
 
 def test_merges_and_oneofs_follow_protobuf() -> None:

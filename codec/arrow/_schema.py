@@ -15,6 +15,12 @@ over their own buffers, without a copy. The mapping:
 * a repeated field to a ``list`` of non-null elements, a map to a ``map``;
 * a field with presence (proto2, ``optional``, a oneof member) is null when
   absent; any other reads as its zero, as protobuf reads it.
+
+The same walk gives the readers that write such batches back as frames
+(``codec.arrow._writers``), one per builder. A batch to write is checked
+against the schema first, column by column, so a mismatch names its
+column; its strings, bytes and lists may have 32- or 64-bit offsets, and
+its fields may be nullable or not, whatever ``large_types`` says.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from typing import Any
 
 from codec._wire import KIND_NAMES
 from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, Column
-from codec.errors import SchemaError
+from codec.arrow._writers import Reader
+from codec.errors import EncodeError, SchemaError
 from codec.structs._plan import FieldPlan, MessagePlan
 
 # Arrow's type of each fixed-width kind, and its width in bytes.
@@ -68,6 +75,8 @@ class Layout:
         fields, columns = self._members(plan, (plan.full_name,))
         self.schema = pa.schema(fields)
         self.root = Column(STRUCT, None, False, children=columns, plan=plan)
+        self.reader = _reader_of(self.root, "")
+        self._checked: Any = None  # the schema of the last batch bound, which matched
 
     def batch(self) -> Any:
         """The rows written so far as a ``RecordBatch``; the builders start over."""
@@ -79,6 +88,42 @@ class Layout:
         batch = self._pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         root.clear()
         return batch
+
+    def bind(self, batch: Any) -> None:
+        """Have the readers read ``batch``, a ``RecordBatch``, once its schema is checked."""
+        schema = batch.schema
+        if self._checked is None or not schema.equals(self._checked):
+            _check_type(self._pa, self._pa.struct(self.schema), self._pa.struct(schema), "")
+            self._checked = schema
+        root = self.reader
+        for reader, array in zip(root.children, batch.columns, strict=True):
+            self._bind(reader, array, array.offset)
+        root.bind(0, batch.num_rows, None, None, None, False, 0)
+
+    def _bind(self, reader: Reader, array: Any, shift: int) -> None:
+        """Bind ``reader`` and its children to ``array`` and its children's arrays."""
+        types = self._pa.types
+        buffers = array.buffers()  # a buffer not in main memory has no bytes to view
+        validity = buffers[0] if array.null_count else None
+        size = array.offset + len(array)
+        shape = reader.shape
+        if shape == STRUCT:
+            for slot, child in enumerate(reader.children):
+                member = array.field(slot)
+                self._bind(child, member, member.offset - array.offset)
+            reader.bind(shift, size, validity, None, None, False, 0)
+        elif shape in (LIST, MAP):
+            items = array.values
+            self._bind(reader.children[0], items, items.offset)
+            wide = types.is_large_list(array.type)
+            reader.bind(shift, size, validity, buffers[1], None, wide, len(items))
+        elif shape == TEXTS:
+            data = buffers[2]
+            wide = types.is_large_string(array.type) or types.is_large_binary(array.type)
+            span = 0 if data is None else data.size
+            reader.bind(shift, size, validity, buffers[1], data, wide, span)
+        else:
+            reader.bind(shift, size, validity, None, buffers[1], False, 0)
 
     # --- the schema and the builders, from the plan --------------------------------
 
@@ -167,3 +212,88 @@ class Layout:
         return pa.Array.from_buffers(
             arrow_type, length, [None, pa.py_buffer(offsets)], children=[items]
         )
+
+
+# --- the readers, and the schema of a batch to write -----------------------------------
+
+
+def _reader_of(column: Column, path: str) -> Reader:
+    """The reader of the arrays ``column`` builds (``path``: its name in errors)."""
+    shape = column.shape
+    if shape == STRUCT:
+        plan: MessagePlan = column.plan  # type: ignore[assignment]
+        children = tuple(
+            _reader_of(child, f"{path}.{field.name}" if path else field.name)
+            for field, child in zip(plan.fields_by_slot, column.children, strict=True)
+        )
+        oneofs = tuple(
+            tuple(children[slot] for slot in slots)
+            for slots in plan.oneofs.values()
+            if len(slots) > 1
+        )
+        required = tuple(children[slot] for slot in _required_slots(plan))
+        return Reader(
+            STRUCT,
+            column.field,
+            path or "<row>",
+            children=children,
+            plan=plan,
+            oneofs=oneofs,
+            required=required,
+        )
+    if shape in (LIST, MAP):
+        return Reader(shape, column.field, path, children=(_reader_of(column.children[0], path),))
+    return Reader(shape, column.field, path, width=column.width)
+
+
+def _required_slots(plan: MessagePlan) -> list[int]:
+    descriptor = getattr(plan.cls, "DESCRIPTOR", None)
+    if descriptor is None:
+        return []
+    return [
+        field.slot
+        for field in plan.fields_by_slot
+        if descriptor.fields_by_name[field.name].is_required
+    ]
+
+
+def _check_type(pa: Any, expected: Any, found: Any, path: str) -> None:
+    """EncodeError naming the column at ``path`` if ``found`` is not ``expected``, but
+    for the width of offsets and for nullability."""
+    types = pa.types
+    if types.is_struct(expected):
+        if not types.is_struct(found):
+            _mismatch(expected, found, path)
+        names = [field.name for field in expected]
+        given = [field.name for field in found]
+        if names != given:
+            missing = [name for name in names if name not in given]
+            extra = [name for name in given if name not in names]
+            where = f"column {path}" if path else "the batch"
+            raise EncodeError(
+                f"{where} has fields {given}, not {names} (missing {missing}, not in the"
+                f" message {extra})"
+            )
+        for want, have in zip(expected, found, strict=True):
+            _check_type(pa, want.type, have.type, f"{path}.{want.name}" if path else want.name)
+    elif types.is_map(expected):
+        if not types.is_map(found):
+            _mismatch(expected, found, path)
+        _check_type(pa, expected.key_type, found.key_type, f"{path}.key")
+        _check_type(pa, expected.item_type, found.item_type, f"{path}.value")
+    elif types.is_list(expected):
+        if not (types.is_list(found) or types.is_large_list(found)):
+            _mismatch(expected, found, path)
+        _check_type(pa, expected.value_type, found.value_type, path)
+    elif types.is_string(expected):
+        if not (types.is_string(found) or types.is_large_string(found)):
+            _mismatch(expected, found, path)
+    elif types.is_binary(expected):
+        if not (types.is_binary(found) or types.is_large_binary(found)):
+            _mismatch(expected, found, path)
+    elif expected != found:
+        _mismatch(expected, found, path)
+
+
+def _mismatch(expected: Any, found: Any, path: str) -> None:
+    raise EncodeError(f"column {path} is {found}, where the message's schema has {expected}")

@@ -1,0 +1,104 @@
+# C types for _writers.py (Cython pure-Python mode).
+cimport cython
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy, memmove
+
+from codec._buffer cimport (
+    byte_pointer, codec_copy_8_to_32, cut_to, make_room, release_claim, set_end,
+)
+from codec._varint cimport (
+    read_le, uchar, varint_size, varint_write, varint_write_padded, write_le,
+)
+from codec._wire cimport ENUM, GROUP, INT32, SINT32, SINT64, STRING, VARINT
+from codec.arrow._builders cimport BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, codec_utf8_valid
+from codec.framing cimport FrameEncoder
+from codec.structs._decode cimport codec_ascii
+from codec.structs._plan cimport FieldPlan, MessagePlan
+
+cdef extern from "Python.h":
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+
+cdef Py_ssize_t _SCALAR_ROOM
+cdef uint64_t _LOW_32, _LOW_64
+
+@cython.final
+cdef class Reader:
+    cdef readonly int shape
+    cdef readonly FieldPlan field
+    cdef readonly str path
+    cdef readonly Py_ssize_t width
+    cdef readonly tuple children, members, oneofs, required
+    cdef readonly MessagePlan plan
+    cdef bint rules
+    cdef int kind
+    cdef bint varint, implicit, packed, group, utf8
+    cdef uint64_t tag, tag_word, end_tag_word
+    cdef Py_ssize_t tag_size
+    cdef readonly Py_ssize_t shift, size, span_limit
+    cdef readonly bint wide
+    cdef object held
+    cdef const uchar *validity
+    cdef const uchar *offsets
+    cdef const uchar *values
+    cdef readonly bint made
+    cpdef unbind(self)
+
+cdef bint _is_made(Reader reader) noexcept
+@cython.locals(reach=Py_ssize_t, child=object)
+cdef int _check_reach(Reader reader) except -1
+cdef object _bytes(object buffer)
+cdef int _check_holds(object view, Py_ssize_t size, str path) except -1
+cdef const uchar *_address(object view) noexcept
+
+@cython.final
+cdef class Walk:
+    cdef FrameEncoder target
+    cdef bint partial
+    cdef uchar *out
+    cdef Py_ssize_t room, pos, row
+
+@cython.locals(target=FrameEncoder, limit=Py_ssize_t, walk=Walk, start=Py_ssize_t, row=Py_ssize_t,
+               prefix=Py_ssize_t, size=Py_ssize_t)
+cpdef Py_ssize_t encode_rows(Reader root, object encoder, Py_ssize_t rows, bint partial,
+                             Py_ssize_t keep) except -1
+cdef inline int _room(Walk walk, Py_ssize_t size) except -1
+cdef void _moved(Walk walk) noexcept
+cdef inline Py_ssize_t _open_length(Walk walk) noexcept
+@cython.locals(size=Py_ssize_t, extra=Py_ssize_t)
+cdef inline Py_ssize_t _close_length(Walk walk, Py_ssize_t body) except -1
+cdef void _move_up(uchar *out, Py_ssize_t start, Py_ssize_t size, Py_ssize_t by) noexcept
+@cython.locals(members=tuple, i=Py_ssize_t, child=Reader, q=Py_ssize_t, shape=int, raw=uint64_t,
+               start=Py_ssize_t, end=Py_ssize_t)
+cdef int _message(Reader reader, Py_ssize_t p, Walk walk) except -1
+@cython.locals(start=Py_ssize_t, end=Py_ssize_t, items=Reader)
+cdef int _composite(Reader reader, Py_ssize_t q, Walk walk) except -1
+@cython.locals(body=Py_ssize_t, k=Py_ssize_t)
+cdef int _elements(Reader reader, Reader items, Py_ssize_t start, Py_ssize_t end,
+                   Walk walk) except -1
+@cython.locals(keys=Reader, values=Reader, e=Py_ssize_t, body=Py_ssize_t)
+cdef int _entries(Reader reader, Reader entries, Py_ssize_t start, Py_ssize_t end,
+                  Walk walk) except -1
+cdef int _member(Reader reader, Py_ssize_t q, Walk walk) except -1
+@cython.locals(shape=int)
+cdef int _element(Reader reader, Py_ssize_t q, Walk walk) except -1
+@cython.locals(body=Py_ssize_t)
+cdef int _nested(Reader reader, Py_ssize_t q, Walk walk) except -1
+cdef inline void _number(Reader reader, uint64_t raw, Walk walk) noexcept
+@cython.locals(size=Py_ssize_t)
+cdef int _text(Reader reader, Py_ssize_t q, Py_ssize_t start, Py_ssize_t end, Walk walk) except -1
+cdef inline uint64_t _load(Reader reader, Py_ssize_t q) noexcept
+cdef inline Py_ssize_t _tag_at(uchar *out, Py_ssize_t pos, Reader reader) noexcept
+cdef inline uint64_t _varint_bits(int kind, uint64_t raw) noexcept
+cdef inline bint _is_valid(Reader reader, Py_ssize_t q) noexcept
+cdef inline bint _bit(const uchar *data, Py_ssize_t q) noexcept
+@cython.locals(raw=uint64_t)
+cdef inline Py_ssize_t _offset(Reader reader, Py_ssize_t q) noexcept
+@cython.locals(data=cython.p_char)
+cdef bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
+
+@cython.locals(chosen=object, member=object)
+cdef int _check_oneofs(Reader reader, Py_ssize_t p, Walk walk) except -1
+@cython.locals(member=object)
+cdef int _check_required(Reader reader, Py_ssize_t p, Walk walk) except -1
+cdef int _refuse(Reader reader, Walk walk, str what) except -1
+cdef int _invalid_offsets(Reader reader, Py_ssize_t q) except -1

@@ -1,0 +1,319 @@
+"""codec.arrow.write_frames: Arrow batches back into frames, judged by the struct encoder.
+
+The oracle is codec's struct encoding, itself byte-identical to upb: a
+stream read into Arrow (``read_table``) and written back must give the same
+bytes, frame for frame, as the struct encoder gave (map entries in their
+order, as upb's default). What Arrow can hold and protobuf cannot must be an
+EncodeError naming the column and the row, with nothing written; a batch
+whose schema differs must name the column; an Arrow array that is not valid
+must be a ValueError, never a read outside its buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyarrow", reason="codec.arrow needs pyarrow (the arrow extra)")
+pytest.importorskip("grpc_tools", reason="the test schemas compile with grpcio-tools")
+
+import pyarrow as pa
+from helpers import peerbench
+from helpers.messages import ALL, pb2_messages
+from helpers.streams import ROOTS, framed, otlp_requests
+from hypothesis import given
+from hypothesis import strategies as st
+
+import codec
+import codec.arrow
+from codec.errors import EncodeError, FrameTooLargeError
+
+
+def rewritten(data: Any, message_type: Any, **options: Any) -> bytes:
+    """The frames ``write_frames`` appends, after a frame already in the encoder."""
+    encoder = codec.FrameEncoder()
+    encoder.write(b"before")
+    written = codec.arrow.write_frames(encoder, data, message_type, **options)
+    out = bytes(encoder.getbuffer())
+    assert out[:7] == framed([b"before"])
+    assert written == len(out) - 7
+    return out[7:]
+
+
+def struct_frames(messages: list[Any]) -> bytes:
+    """The frames of ``messages`` as codec's struct encoder writes them."""
+    encoder = codec.FrameEncoder()
+    for message in messages:
+        encoder.encode(codec.from_pb2(message) if hasattr(message, "DESCRIPTOR") else message)
+    return bytes(encoder.getbuffer())
+
+
+# --- the bytes of the struct encoder --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ROOTS)
+@given(data=st.data())
+def test_a_stream_read_into_arrow_writes_back_as_it_was(name: str, data: st.DataObject) -> None:
+    cls = ALL[name]
+    struct_class = codec.struct(cls)
+    messages = data.draw(st.lists(pb2_messages(cls), max_size=5))
+    stream = struct_frames([codec.decode(struct_class, m.SerializeToString()) for m in messages])
+    batch_size = data.draw(st.integers(1, 6))
+    large = data.draw(st.booleans())
+    table = codec.arrow.read_table(stream, struct_class, batch_size=batch_size, large_types=large)
+    assert rewritten(table, struct_class) == stream
+
+
+def test_real_streams_of_every_workload() -> None:
+    spans = [
+        span
+        for request in otlp_requests()
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+    for messages in (peerbench.records(300), otlp_requests(), spans):
+        cls = type(messages[0])
+        stream = struct_frames(messages)
+        table = codec.arrow.read_table(stream, cls, batch_size=64)
+        assert table.to_batches()[0].num_rows == 64 or len(messages) < 64
+        assert rewritten(table, cls) == stream
+        assert rewritten(table.to_batches(), cls) == stream  # an iterable of batches
+        assert (
+            rewritten(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()), cls)
+            == stream
+        )
+
+
+def test_slices_and_offsets_write_their_own_rows() -> None:
+    """Sliced arrays (an offset into their buffers, nested arrays' offsets too) write
+    the rows they show, and only those."""
+    records = peerbench.records(40)
+    cls = type(records[0])
+    table = codec.arrow.read_table(struct_frames(records), cls)
+    for start, length in ((0, 40), (3, 10), (39, 1), (17, 0)):
+        part = table.slice(start, length)
+        assert rewritten(part, cls) == struct_frames(records[start : start + length])
+    chunked = pa.concat_tables([table.slice(5, 7), table.slice(0, 5), table.slice(12)])
+    assert rewritten(chunked, cls) == struct_frames(records[5:12] + records[:5] + records[12:])
+
+
+def test_a_table_of_python_values_writes_as_pb2_would() -> None:
+    """A table a user builds: nullable columns, 64-bit offsets, nulls for absent fields."""
+    Record = peerbench.Record
+    table = pa.table(
+        {
+            "title": pa.array(["first", None, ""], pa.large_string()),
+            "names": [["x", "y"], None, []],
+            "labels": pa.array(
+                [[("k", 1)], None, []], pa.map_(pa.string(), pa.field("value", pa.int64()))
+            ),
+            "origin": pa.array(
+                [{"start": 0.0, "end": 1.5}, None, {"start": None, "end": None}],
+                pa.struct([("start", pa.float64()), ("end", pa.float64())]),
+            ),
+            "number": [None, 7, None],
+        }
+    )
+    expected = [
+        Record(title="first", names=["x", "y"], labels={"k": 1}, origin={"end": 1.5}),
+        Record(number=7),
+        Record(origin={}),
+    ]
+    assert rewritten(_complete(table, Record), Record) == struct_frames(expected)
+
+
+def _complete(table: Any, message_type: Any) -> Any:
+    """``table`` with the schema's columns it lacks, all null, in the schema's order."""
+    schema = codec.arrow.schema(message_type)
+    columns = [
+        table.column(field.name)
+        if field.name in table.column_names
+        else pa.nulls(table.num_rows, field.type)
+        for field in schema
+    ]
+    return pa.table(columns, names=schema.names)
+
+
+# --- what protobuf cannot hold, and schemas that differ ---------------------------------------
+
+
+def _record_table() -> tuple[Any, Any, Any]:
+    records = peerbench.records(4)
+    cls = codec.struct(type(records[0]))
+    return cls, codec.arrow.read_table(struct_frames(records), cls), records
+
+
+def _with_column(table: Any, name: str, column: Any) -> Any:
+    return table.set_column(table.schema.get_field_index(name), name, column)
+
+
+def _refused(table: Any, cls: Any, error: type[Exception], match: str, **options: Any) -> None:
+    """``error`` matching ``match``, and the encoder as it was: the bytes before kept."""
+    encoder = codec.FrameEncoder()
+    encoder.write(b"kept")
+    before = bytes(encoder.getbuffer())
+    with pytest.raises(error, match=match):
+        codec.arrow.write_frames(encoder, table, cls, **options)
+    assert bytes(encoder.getbuffer()) == before
+    assert encoder.encode(b"next") == 5  # the encoder still works
+
+
+def test_nulls_protobuf_cannot_hold_name_column_and_row() -> None:
+    cls, table, _ = _record_table()
+    names = table.column("names").to_pylist()
+    names[2] = ["a", None]
+    _refused(
+        _with_column(table, "names", pa.array(names, pa.list_(pa.string()))),
+        cls,
+        EncodeError,
+        r"column names, row 2: a list holds a null",
+    )
+    labels = table.column("labels").to_pylist()
+    labels[3] = [("k", None)]
+    mapped = pa.array(labels, pa.map_(pa.string(), pa.field("value", pa.int64())))
+    _refused(_with_column(table, "labels", mapped), cls, EncodeError, r"labels.value, row 3")
+
+
+def test_two_members_of_a_oneof_in_one_row_are_refused() -> None:
+    Everything = codec.struct(ALL["everything.AllTypes"])
+    oneof = next(iter(Everything.__plan__.oneofs.values()))
+    first, second = (Everything.__plan__.fields_by_slot[slot] for slot in oneof[:2])
+    schema = codec.arrow.schema(Everything)
+    row = {field.name: None for field in schema}
+    value = {first.name: _some(schema.field(first.name).type)}
+    both = dict(value, **{second.name: _some(schema.field(second.name).type)})
+    one = pa.Table.from_pylist([dict(row, **value)], schema=_nullable(schema))
+    two = pa.Table.from_pylist([dict(row, **value), dict(row, **both)], schema=_nullable(schema))
+    assert rewritten(one, Everything) == struct_frames([Everything(**value)])
+    _refused(two, Everything, EncodeError, rf"row 1: {first.name} is set too")
+
+
+def _some(arrow_type: Any) -> Any:
+    """A value of ``arrow_type`` that is not its zero."""
+    if pa.types.is_struct(arrow_type):
+        return {}
+    if pa.types.is_string(arrow_type) or pa.types.is_binary(arrow_type):
+        return "x" if pa.types.is_string(arrow_type) else b"x"
+    if pa.types.is_boolean(arrow_type):
+        return True
+    return 1
+
+
+def _nullable(schema: Any) -> Any:
+    return pa.schema([field.with_nullable(True) for field in schema])
+
+
+def test_a_required_field_left_null_is_refused_unless_partial() -> None:
+    Required = codec.struct(ALL["legacy.Record"])
+    required = [field.name for field in Required.DESCRIPTOR.fields if field.is_required]
+    assert required, "legacy.Record declares a required field"
+    schema = _nullable(codec.arrow.schema(Required))
+    table = pa.Table.from_pylist([{}], schema=schema)
+    _refused(table, Required, EncodeError, rf"column {required[0]}, row 0: a required field")
+    assert rewritten(table, Required, partial=True) == b"\x00"  # one empty frame
+
+
+def test_a_proto3_string_must_be_utf8() -> None:
+    cls, table, _ = _record_table()
+    name = next(
+        field.name
+        for field in cls.__plan__.fields_by_slot
+        if field.utf8 == "strict" and not field.repeated and field.kind == 14
+    )
+    column = table.column(name).combine_chunks()
+    data = b"\xff\xfe" * 4
+    offsets = pa.array([0, 2, 4, 6, 8], pa.int32()).buffers()[1]
+    bad = pa.Array.from_buffers(pa.string(), 4, [None, offsets, pa.py_buffer(data)])
+    assert len(column) == 4
+    _refused(_with_column(table, name, bad), cls, EncodeError, rf"column {name}, row 0: .*UTF-8")
+
+
+def test_a_frame_over_the_limit_writes_nothing() -> None:
+    cls, table, records = _record_table()
+    size = len(codec.encode(codec.from_pb2(records[0])))
+    encoder = codec.FrameEncoder(max_frame_size=size - 1, capacity=16)
+    encoder.write(b"kept")
+    with pytest.raises(FrameTooLargeError) as caught:
+        codec.arrow.write_frames(encoder, table, cls)
+    assert caught.value.size == size
+    assert bytes(encoder.getbuffer()) == b"\x04kept"
+
+
+def test_a_schema_that_differs_names_its_column() -> None:
+    cls, table, _ = _record_table()
+    wrong = table.column("labels").cast(pa.map_(pa.string(), pa.int32()))
+    _refused(
+        _with_column(table, "labels", wrong), cls, EncodeError, r"column labels\.value is int32"
+    )
+    _refused(table.drop_columns(["names"]), cls, EncodeError, r"missing \['names'\]")
+    _refused(table.append_column("extra", pa.array([1] * 4)), cls, EncodeError, r"\['extra'\]")
+    _refused(table.select(list(reversed(table.column_names))), cls, EncodeError, "has fields")
+    with pytest.raises(TypeError, match="FrameEncoder"):
+        codec.arrow.write_frames(bytearray(), table, cls)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="RecordBatch"):
+        codec.arrow.write_frames(codec.FrameEncoder(), [table.to_pydict()], cls)
+    with pytest.raises(TypeError, match="RecordBatch or Table"):
+        codec.arrow.write_frames(codec.FrameEncoder(), b"frames", cls)
+
+
+def test_offsets_outside_their_buffers_are_a_value_error() -> None:
+    """An Arrow array that is not valid (its buffers changed after it was checked) is
+    refused, never read outside its buffers."""
+    cls, table, _ = _record_table()
+    for bad_offsets in ([0, 1, 2, 2, 9], [0, 2, 1, 2, 2], [0, -1, 2, 2, 2]):
+        for item in (pa.list_(pa.string()), pa.string()):
+            offsets = bytearray(pa.array([0, 1, 2, 2, 2], pa.int32()).buffers()[1])
+            if item == pa.string():
+                array = pa.Array.from_buffers(
+                    item, 4, [None, pa.py_buffer(offsets), pa.py_buffer(b"ab")]
+                )
+                name = "title"
+            else:
+                array = pa.Array.from_buffers(
+                    item, 4, [None, pa.py_buffer(offsets)], children=[pa.array(["a", "b"])]
+                )
+                name = "names"
+            offsets[:] = pa.array(bad_offsets, pa.int32()).buffers()[1].to_pybytes()
+            _refused(_with_column(table, name, array), cls, ValueError, "not a valid Arrow array")
+
+
+def test_the_readers_refuse_what_would_crash_them() -> None:
+    """The walk trusts its readers: made once, whole, and bound to buffers that hold
+    what their positions reach."""
+    from codec.arrow._builders import FIXED, LIST, STRUCT
+    from codec.arrow._writers import Reader, encode_rows
+
+    plan = codec.struct(peerbench.Record).__plan__
+    blank = Reader.__new__(Reader)
+    with pytest.raises(TypeError, match="STRUCT reader"):
+        encode_rows(blank, codec.FrameEncoder(), 0, False, 0)
+    with pytest.raises(TypeError, match="made"):
+        Reader(LIST, plan.fields_by_slot[0], "x", children=(blank,))
+    with pytest.raises(ValueError, match="a child a field"):
+        Reader(STRUCT, None, "x", children=(), plan=plan)
+    with pytest.raises(ValueError, match="width 3"):
+        Reader(FIXED, plan.fields_by_slot[0], "x", width=3)
+    root = codec.arrow._schema.Layout(pa, plan, False).reader
+    with pytest.raises(ValueError, match="has 0 rows, not 1"):
+        encode_rows(root, codec.FrameEncoder(), 1, False, 0)  # bound to nothing yet
+    with pytest.raises(ValueError, match="holds 0 bytes, not 5"):
+        encode_rows(root, codec.FrameEncoder(), 0, False, 5)
+    root.bind(0, 1, None, None, None, False, 0)
+    with pytest.raises(ValueError, match="too short"):
+        encode_rows(root, codec.FrameEncoder(), 1, False, 0)  # its children hold no row
+    layout = codec.arrow._schema.Layout(pa, plan, False)
+    layout.bind(codec.arrow.read_table(framed([b""] * 3), plan.cls).to_batches()[0])
+    names = layout.reader.children[[f.name for f in plan.fields_by_slot].index("names")]
+    names.children[0].bind(0, 0, None, b"\x00" * 4, b"", False, 0)  # after its parent
+    layout.reader.bind(0, 3, None, None, None, False, 0)
+    assert encode_rows(layout.reader, codec.FrameEncoder(), 3, False, 0) == 3
+    names.bind(0, 3, None, pa.array([0, 0, 1, 1], pa.int32()).buffers()[1], None, False, 1)
+    with pytest.raises(ValueError, match="column names is too short"):
+        encode_rows(layout.reader, codec.FrameEncoder(), 3, False, 0)
+    number = Reader(FIXED, plan.fields_by_slot[0], "n", width=8)
+    with pytest.raises(ValueError, match="fewer than 16 bytes"):
+        number.bind(0, 2, None, None, b"\x00" * 15, False, 0)
+    with pytest.raises(RuntimeError, match="made once"):
+        number.__init__(FIXED, plan.fields_by_slot[0], "n", width=4)  # type: ignore[misc]

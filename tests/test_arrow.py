@@ -346,3 +346,56 @@ def test_the_column_builders_refuse_what_would_crash_them() -> None:
     with pytest.raises(TypeError, match="built"):
         flags.join_oneof([blank])
     assert decode_frames(codec.arrow._schema.Layout(pa, plan, False).root, memoryview(b""), 0) == 0
+
+
+@pytest.fixture(scope="module")
+def ray_node() -> Any:
+    """A local Ray node of two workers, for this module's tests; skipped, saying why, where
+    Ray is not installed or cannot start one."""
+    ray = pytest.importorskip("ray", reason="codec.arrow.read_ray needs ray[data]")
+    pytest.importorskip("ray.data", reason="codec.arrow.read_ray needs ray[data]")
+    try:
+        # an object store of 100 MiB, not Ray's 30% of memory: the rows here are few, and
+        # a smaller reservation starts where address space is limited (ulimit -v)
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            object_store_memory=100 * 2**20,
+        )
+    except Exception as exc:  # a node that cannot start here: its own message says why
+        pytest.skip(f"a local Ray node did not start: {exc}")
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_gives_the_answer_of_one_process(tmp_path: Any, ray_node: Any) -> None:
+    """The same query over a read task per file, on a local Ray node (worker processes,
+    which import the message class by its module), and over one read."""
+    spans = [
+        span
+        for request in otlp_requests(4)
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+    cls = type(spans[0])
+    _write_parts(tmp_path, spans, 3)
+    dataset = codec.arrow.read_ray(tmp_path / "part-*.bin", cls, batch_size=50)
+    spread = dataset.groupby("kind").count().to_pandas().set_index("kind")["count()"]
+    assert dataset.schema().names == codec.arrow.schema(cls).names
+    whole = b"".join((tmp_path / f"part-{part:03}.bin").read_bytes() for part in range(3))
+    once = codec.arrow.read_table(whole, cls).to_pandas().groupby("kind").size()
+    assert spread.sort_index().to_dict() == once.sort_index().to_dict()
+    assert sum(once) == len(spans) == dataset.count()
+    names = sorted(row["name"] for row in dataset.select_columns(["name"]).iter_rows())
+    assert names == sorted(span.name for span in spans)
+
+
+def test_ray_refuses_at_once(tmp_path: Any) -> None:
+    pytest.importorskip("ray.data", reason="codec.arrow.read_ray needs ray[data]")
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        codec.arrow.read_ray(tmp_path / "*.bin", peerbench.Record)
+    (tmp_path / "a.bin").write_bytes(b"")
+    with pytest.raises(ValueError, match="batch_size"):
+        codec.arrow.read_ray(tmp_path, peerbench.Record, batch_size=0)

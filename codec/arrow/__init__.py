@@ -9,6 +9,7 @@
     table = codec.arrow.read_table(data, Span)  # bytes, or a file: every batch
     codec.arrow.schema(Span)  # the pyarrow.Schema of both
     codec.arrow.read_dask("spans/*.bin", Span)  # a dask DataFrame, a partition a file
+    codec.arrow.read_ray("spans/*.bin", Span)  # a ray Dataset, a read task a file
     codec.arrow.write_frames(encoder, table, Span)  # each row a frame, into a FrameEncoder
 
 Strategy: a :class:`codec.FrameDecoder` splits the stream and checks each
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from codec._buffer import RECEIVE_CHUNK
 from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
-from codec.arrow._scale import read_dask
+from codec.arrow._scale import read_dask, read_ray
 from codec.arrow._schema import Layout, plan_for
 from codec.arrow._writers import encode_rows
 from codec.errors import DecodeError
@@ -54,6 +55,7 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "read_batches",
     "read_dask",
+    "read_ray",
     "read_table",
     "schema",
     "write_frames",

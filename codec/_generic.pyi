@@ -81,6 +81,7 @@ class FrameDecoder(Generic[F]):
         strict: bool = False,
         message_type: None = None,
         copy: Literal[False] = False,
+        offset: int = 0,
     ) -> None: ...
     @overload
     def __init__(
@@ -90,6 +91,7 @@ class FrameDecoder(Generic[F]):
         strict: bool = False,
         message_type: None = None,
         copy: Literal[True],
+        offset: int = 0,
     ) -> None: ...
     @overload
     def __init__(
@@ -99,6 +101,7 @@ class FrameDecoder(Generic[F]):
         strict: bool = False,
         message_type: type[F] | Decoder[F],
         copy: bool = False,
+        offset: int = 0,
     ) -> None: ...
     @property
     def max_frame_size(self) -> int: ...

@@ -325,7 +325,9 @@ class FrameDecoder(ReceiveWindow):
     stream ends inside a frame, :class:`DecodeError` for a payload that
     ``message_type`` cannot parse (a struct's own decode errors, and
     google.protobuf's ``DecodeError``). Each carries the stream offset of the
-    frame at fault, and poisons the decoder. Any other exception of the
+    frame at fault (counted from ``offset``, that of the first byte fed: a
+    stream read from a frame in its middle, as a part of an indexed file, keeps
+    the offsets of the whole), and poisons the decoder. Any other exception of the
     parser (``MemoryError``, ``RecursionError`` when the stack is nearly
     used up, a bug) is not a verdict on the input: it propagates unchanged,
     the frame is consumed and the decoder is not poisoned.
@@ -350,6 +352,7 @@ class FrameDecoder(ReceiveWindow):
         strict: bool = False,
         message_type: Any = None,
         copy: bool = False,
+        offset: int = 0,
     ) -> None:
         """Check the options; the decoder starts empty."""
         if self._busy:  # __init__ called again, from a parser
@@ -357,8 +360,10 @@ class FrameDecoder(ReceiveWindow):
         limit = checked_size("max_frame_size", max_frame_size)  # checked before any change
         strict = checked_flag("strict", strict)
         copy = checked_flag("copy", copy)
+        start = checked_size("offset", offset)
         parser = parser_for(message_type)
         ReceiveWindow.__init__(self)
+        self._base = start  # the stream offset of the window's first byte
         self._max_frame_size = limit
         self._strict = strict
         self._message_type = message_type
@@ -367,7 +372,7 @@ class FrameDecoder(ReceiveWindow):
         # The cursor: the stream offset of the first frame not complete (or
         # with a bad prefix). Every frame before it is complete, its prefix
         # scanned and checked once, as its bytes arrived.
-        self._walked = 0
+        self._walked = start
         self._error: DecodeError | None = None
         self._error_offset = 0  # stream offset of the frame at fault
         self._eof = False

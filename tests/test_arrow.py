@@ -33,7 +33,7 @@ from schemas import everything_pb2
 import codec
 import codec.arrow
 from codec._wire import KINDS
-from codec.errors import SchemaError
+from codec.errors import SchemaError, TruncatedError
 from codec.structs._plan import FieldPlan, MessagePlan
 
 MESSAGES = (KINDS["message"], KINDS["group"])
@@ -324,6 +324,73 @@ def test_dask_refuses_at_once(tmp_path: Any) -> None:
     (tmp_path / "a.bin").write_bytes(b"")
     with pytest.raises(ValueError, match="batch_size"):
         codec.arrow.read_dask(tmp_path, peerbench.Record, batch_size=0)
+
+
+def _indexed_file(directory: Any, count: int, every: int) -> tuple[Any, list[Any]]:
+    """A file of ``count`` W3 records, indexed a part every ``every`` frames."""
+    records = peerbench.records(count)
+    path = directory / "records.bin"
+    path.write_bytes(framed([record.SerializeToString() for record in records]))
+    index = codec.arrow.write_index(path, every=every)
+    assert index == str(path) + codec.arrow.INDEX_SUFFIX
+    return path, records
+
+
+def test_an_indexed_file_is_read_in_parts(tmp_path: Any) -> None:
+    """A part every 60 frames: the partitions hold the frames of their parts, in order,
+    and the rows are those of one read."""
+    dask = pytest.importorskip("dask", reason="codec.arrow.read_dask needs dask[dataframe]")
+    path, records = _indexed_file(tmp_path, 250, 60)
+    frame = codec.arrow.read_dask(tmp_path, peerbench.Record)  # the index is not a file of frames
+    assert frame.npartitions == 5  # 60, 60, 60, 60 and 10 frames
+    sizes = [len(frame.get_partition(n).compute(scheduler="sync")) for n in range(5)]
+    assert sizes == [60, 60, 60, 60, 10]
+    with dask.config.set(scheduler="threads"):
+        ids = frame["id"].compute().tolist()
+    assert ids == [record.id for record in records]
+    assert codec.arrow.read_dask(path, peerbench.Record, batch_size=7).npartitions == 5
+
+
+def test_an_index_parts_a_file_at_its_frames(tmp_path: Any) -> None:
+    """Each part starts at a frame; an index that has gone stale, or is not one, raises;
+    an error in a part carries its offset in the whole file."""
+    from codec.arrow._scale import delimited_parts
+
+    path, records = _indexed_file(tmp_path, 25, 10)
+    data = path.read_bytes()
+    parts = delimited_parts([str(path)])
+    assert [end - start for _, start, end in parts] == [
+        len(framed([r.SerializeToString() for r in records[n : n + 10]])) for n in (0, 10, 20)
+    ]
+    assert [(start, end) for _, start, end in parts][-1][1] == len(data)
+    codec.arrow.write_index(path, every=100)  # written again: one part
+    assert len(delimited_parts([str(path)])) == 1
+    codec.arrow.write_index(path, every=10)
+    bad = bytearray(data)
+    second = parts[1][1]
+    bad[second + 1] = 0xFF  # a tag with field number 0 in the second part's first frame
+    path.write_bytes(bytes(bad))
+    with pytest.raises(codec.DecodeError) as one_read:
+        codec.arrow.read_table(bytes(bad), peerbench.Record)
+    from codec.arrow._scale import ReadFile
+
+    read = ReadFile(peerbench.Record, {})
+    assert len(read(parts[0])) == 10
+    with pytest.raises(codec.DecodeError) as in_part:
+        read(parts[1])
+    assert in_part.value.offset == one_read.value.offset
+    assert in_part.value.offset >= second
+    path.write_bytes(data + b"\x00")  # changed since it was indexed
+    with pytest.raises(ValueError, match="stale"):
+        delimited_parts([str(path)])
+    (tmp_path / ("records.bin" + codec.arrow.INDEX_SUFFIX)).write_bytes(b"not an index")
+    with pytest.raises(codec.DecodeError, match="not an index"):
+        delimited_parts([str(path)])
+    with pytest.raises(ValueError, match="every"):
+        codec.arrow.write_index(path, every=0)
+    path.write_bytes(data[:-1])  # a file cut inside its last frame
+    with pytest.raises(TruncatedError):
+        codec.arrow.write_index(path)
 
 
 def test_the_column_builders_refuse_what_would_crash_them() -> None:

@@ -1647,3 +1647,41 @@ def test_take_frames_hands_out_complete_frames_a_run_at_a_time() -> None:
     assert caught.value.offset == 10  # after 2 + 3 + 1 + 4 bytes of frames
     with pytest.raises(ValueError, match="limit"):
         codec.FrameDecoder().take_frames(-1)
+
+
+@pytest.mark.parametrize("start", [0, 1, 300, 2**40])
+def test_a_decoder_fed_from_the_middle_counts_offsets_from_the_stream_start(start: int) -> None:
+    """``offset``: the stream offset of the first byte fed (a part of a file, read from a
+    frame in its middle). Every error counts from the whole stream's start, as a decoder
+    fed the whole stream counts it."""
+    tail = b"\x01b\x02cd\x80"  # two frames, then a prefix the stream cuts short
+    whole = b"\x00" * start + tail if start < 1000 else None  # empty frames before it
+    for take in (list, lambda decoder: [decoder.take_frames(9)]):
+        decoder = codec.FrameDecoder(offset=start)
+        decoder.feed(tail)
+        assert b"".join(bytes(frame) for frame in take(decoder)).endswith(b"cd")
+        with pytest.raises(TruncatedError) as caught:
+            decoder.feed_eof()
+        assert caught.value.offset == start + 5
+        if whole is not None:
+            oracle = codec.FrameDecoder()
+            oracle.feed(whole)
+            take(oracle)
+            with pytest.raises(TruncatedError) as expected:
+                oracle.feed_eof()
+            assert expected.value.offset == caught.value.offset
+    too_long = codec.FrameDecoder(max_frame_size=2, offset=start)
+    too_long.feed(b"\x01a\x05")
+    assert bytes(too_long.next_frame()) == b"a"
+    with pytest.raises(codec.FrameTooLargeError) as large:
+        too_long.next_frame()
+    assert large.value.offset == start + 2
+    parsed = codec.FrameDecoder(message_type=Sample, offset=start)
+    parsed.feed(b"\x01\x80")  # a payload cut inside a tag
+    with pytest.raises(codec.DecodeError) as bad:
+        parsed.next_frame()
+    assert bad.value.offset == start  # the frame at fault
+    with pytest.raises(ValueError, match="offset"):
+        codec.FrameDecoder(offset=-1)
+    with pytest.raises(TypeError, match="offset"):
+        codec.FrameDecoder(offset=1.5)  # type: ignore[call-overload]

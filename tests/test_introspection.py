@@ -28,7 +28,7 @@ SIGNATURES = {
     ),
     codec.FrameDecoder: (
         "(max_frame_size: 'int' = 4194304, *, strict: 'bool' = False, message_type: 'Any' = None, "
-        "copy: 'bool' = False) -> 'None'"
+        "copy: 'bool' = False, offset: 'int' = 0) -> 'None'"
     ),
     codec.Decoder: (
         "(type: 'Any', *, zero_copy: 'bool' = False, numpy: 'bool' = False, "

@@ -10,6 +10,7 @@
     codec.arrow.schema(Span)  # the pyarrow.Schema of both
     codec.arrow.read_dask("spans/*.bin", Span)  # a dask DataFrame, a partition a file
     codec.arrow.read_ray("spans/*.bin", Span)  # a ray Dataset, a read task a file
+    codec.arrow.write_index("spans/big.bin")  # ... or a part of every 65,536 frames
     codec.arrow.write_frames(encoder, table, Span)  # each row a frame, into a FrameEncoder
 
 Strategy: a :class:`codec.FrameDecoder` splits the stream and checks each
@@ -41,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 from codec._buffer import RECEIVE_CHUNK
 from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
-from codec.arrow._scale import read_dask, read_ray
-from codec.arrow._schema import Layout, plan_for
+from codec.arrow._scale import INDEX_SUFFIX, read_dask, read_ray, write_index
+from codec.arrow._schema import DEFAULT_BATCH_SIZE, Layout, plan_for
 from codec.arrow._writers import encode_rows
 from codec.errors import DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_size
@@ -53,16 +54,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "INDEX_SUFFIX",
     "read_batches",
     "read_dask",
     "read_ray",
     "read_table",
     "schema",
     "write_frames",
+    "write_index",
 ]
-
-#: Rows in a batch of :func:`read_batches`, unless asked otherwise.
-DEFAULT_BATCH_SIZE = 1 << 16
 
 
 def schema(message_type: Any, *, large_types: bool = False) -> pyarrow.Schema:
@@ -85,6 +85,7 @@ def read_batches(
     strict: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
     chunk_size: int = RECEIVE_CHUNK,
+    offset: int = 0,
 ) -> Iterator[pyarrow.RecordBatch]:
     """Iterate the messages of a framed stream as ``pyarrow.RecordBatch``es.
 
@@ -93,18 +94,21 @@ def read_batches(
     ``chunk_size`` bytes at a time: memory holds a batch and a chunk, not the
     stream. Each batch has ``batch_size`` rows, the last one fewer.
     ``max_frame_size`` and ``strict`` are the frame decoder's, ``max_depth``
-    the nesting limit of the struct decoder. The arguments are checked at
-    once; the stream is read as the iteration goes.
+    the nesting limit of the struct decoder. ``offset`` is the stream offset
+    of the source's first byte, for a stream read from a frame in its middle
+    (a part of an indexed file): errors count their offsets from the whole
+    stream's start. The arguments are checked at once; the stream is read as
+    the iteration goes.
     """
     pa = _arrow()
     layout = Layout(pa, plan_for(message_type), checked_flag("large_types", large_types))
     rows = checked_size("batch_size", batch_size, 1)
     depth = checked_count("max_depth", max_depth)
     chunk = checked_size("chunk_size", chunk_size, 1)
-    decoder = FrameDecoder(max_frame_size, strict=strict)
+    decoder = FrameDecoder(max_frame_size, strict=strict, offset=offset)
     if not callable(getattr(source, "read", None)) and not hasattr(source, "recv_into"):
         source = io.BytesIO(memoryview(source))  # raises TypeError for what is not bytes
-    return _batches(layout, decoder, stream_reader(source), rows, depth, chunk)
+    return _batches(layout, decoder, stream_reader(source), rows, depth, chunk, offset)
 
 
 def read_table(source: Any, message_type: Any, **options: Any) -> pyarrow.Table:
@@ -180,10 +184,9 @@ def _record_batch(pa: Any, batch: Any) -> Any:
 
 
 def _batches(
-    layout: Layout, decoder: FrameDecoder, read: Any, rows: int, depth: int, chunk: int
+    layout: Layout, decoder: FrameDecoder, read: Any, rows: int, depth: int, chunk: int, offset: int
 ) -> Iterator[Any]:
-    root = layout.root
-    offset = 0  # the stream offset of the next frame taken
+    root = layout.root  # offset: the stream offset of the next frame taken
     error: DecodeError | None = None
     while error is None:
         try:

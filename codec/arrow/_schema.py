@@ -33,6 +33,10 @@ from codec.arrow._writers import Reader
 from codec.errors import EncodeError, SchemaError
 from codec.structs._plan import FieldPlan, MessagePlan
 
+#: Rows in a batch of :func:`codec.arrow.read_batches`, and frames in a part of an
+#: indexed file (:func:`codec.arrow.write_index`), unless asked otherwise.
+DEFAULT_BATCH_SIZE = 1 << 16
+
 # Arrow's type of each fixed-width kind, and its width in bytes.
 _FIXED: dict[str, tuple[str, int]] = {
     "int32": ("int32", 4),

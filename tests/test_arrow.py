@@ -317,13 +317,17 @@ def test_dask_partitions_hold_the_rows_of_their_files(tmp_path: Any) -> None:
     assert frame.columns.tolist() == codec.arrow.schema(peerbench.Record).names
 
 
-def test_dask_refuses_at_once(tmp_path: Any) -> None:
-    pytest.importorskip("dask", reason="codec.arrow.read_dask needs dask[dataframe]")
+@pytest.mark.parametrize(
+    ("reader", "module"), [("read_dask", "dask.dataframe"), ("read_ray", "ray.data")]
+)
+def test_the_scale_out_readers_refuse_at_once(tmp_path: Any, reader: str, module: str) -> None:
+    pytest.importorskip(module, reason=f"codec.arrow.{reader} needs {module}")
+    read = getattr(codec.arrow, reader)
     with pytest.raises(FileNotFoundError, match="no file matches"):
-        codec.arrow.read_dask(tmp_path / "*.bin", peerbench.Record)
+        read(tmp_path / "*.bin", peerbench.Record)
     (tmp_path / "a.bin").write_bytes(b"")
     with pytest.raises(ValueError, match="batch_size"):
-        codec.arrow.read_dask(tmp_path, peerbench.Record, batch_size=0)
+        read(tmp_path, peerbench.Record, batch_size=0)
 
 
 def _indexed_file(directory: Any, count: int, every: int) -> tuple[Any, list[Any]]:
@@ -457,12 +461,3 @@ def test_ray_gives_the_answer_of_one_process(tmp_path: Any, ray_node: Any) -> No
     assert sum(once) == len(spans) == dataset.count()
     names = sorted(row["name"] for row in dataset.select_columns(["name"]).iter_rows())
     assert names == sorted(span.name for span in spans)
-
-
-def test_ray_refuses_at_once(tmp_path: Any) -> None:
-    pytest.importorskip("ray.data", reason="codec.arrow.read_ray needs ray[data]")
-    with pytest.raises(FileNotFoundError, match="no file matches"):
-        codec.arrow.read_ray(tmp_path / "*.bin", peerbench.Record)
-    (tmp_path / "a.bin").write_bytes(b"")
-    with pytest.raises(ValueError, match="batch_size"):
-        codec.arrow.read_ray(tmp_path, peerbench.Record, batch_size=0)

@@ -78,7 +78,7 @@ cdef int _elements(Reader reader, Reader items, Py_ssize_t start, Py_ssize_t end
 @cython.locals(keys=Reader, values=Reader, e=Py_ssize_t, body=Py_ssize_t)
 cdef int _entries(Reader reader, Reader entries, Py_ssize_t start, Py_ssize_t end,
                   Walk walk) except -1
-cdef int _member(Reader reader, Py_ssize_t q, Walk walk) except -1
+cdef int _tagged(Reader reader, Py_ssize_t q, Walk walk) except -1
 @cython.locals(shape=int)
 cdef int _element(Reader reader, Py_ssize_t q, Walk walk) except -1
 @cython.locals(body=Py_ssize_t)

@@ -399,12 +399,7 @@ def _elements(reader: Reader, items: Reader, start: int, end: int, walk: Walk) -
         for k in range(start, end):
             if not _is_valid(items, k):
                 _refuse(items, walk, "a list holds a null, which a repeated field cannot")
-            if items.shape == TEXTS:
-                _text(items, k, _offset(items, k), _offset(items, k + 1), walk)
-            else:
-                _room(walk, _SCALAR_ROOM)
-                walk.pos = _tag_at(walk.out, walk.pos, items)
-                _element(items, k, walk)
+            _tagged(items, k, walk)
 
 
 def _entries(reader: Reader, entries: Reader, start: int, end: int, walk: Walk) -> None:
@@ -420,13 +415,14 @@ def _entries(reader: Reader, entries: Reader, start: int, end: int, walk: Walk) 
         _room(walk, _SCALAR_ROOM)
         walk.pos = _tag_at(walk.out, walk.pos, reader)
         body = _open_length(walk)
-        _member(keys, e + keys.shift, walk)
-        _member(values, e + values.shift, walk)
+        _tagged(keys, e + keys.shift, walk)
+        _tagged(values, e + values.shift, walk)
         _close_length(walk, body)
 
 
-def _member(reader: Reader, q: int, walk: Walk) -> None:
-    """A map entry's key or value, tagged, whatever its value."""
+def _tagged(reader: Reader, q: int, walk: Walk) -> None:
+    """The value at position ``q``, tagged, whatever it is: an element of a list not
+    packed, a map entry's key or value."""
     if reader.shape == TEXTS:
         _text(reader, q, _offset(reader, q), _offset(reader, q + 1), walk)
     else:

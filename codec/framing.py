@@ -84,6 +84,10 @@ COMPILED: bool = cython.compiled
 DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
 
 
+# The largest stream offset a decoder counts from: far from the overflow of a C size.
+_MAX_STREAM_OFFSET = 1 << 62
+
+
 def checked_size(name: str, value: Any, minimum: int = 0) -> int:
     """``value``, an argument called ``name``, as a number of bytes of at least ``minimum``."""
     return checked_count(name, value, minimum, unit="bytes")
@@ -361,6 +365,8 @@ class FrameDecoder(ReceiveWindow):
         strict = checked_flag("strict", strict)
         copy = checked_flag("copy", copy)
         start = checked_size("offset", offset)
+        if start > _MAX_STREAM_OFFSET:
+            raise ValueError(f"offset {start} is past {_MAX_STREAM_OFFSET}, the last a stream has")
         parser = parser_for(message_type)
         ReceiveWindow.__init__(self)
         self._base = start  # the stream offset of the window's first byte

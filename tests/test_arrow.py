@@ -392,6 +392,8 @@ def test_an_index_parts_a_file_at_its_frames(tmp_path: Any) -> None:
         delimited_parts([str(path)])
     with pytest.raises(ValueError, match="every"):
         codec.arrow.write_index(path, every=0)
+    with pytest.raises(ValueError, match="a part of a file from 9 to 3"):
+        read((str(path), 9, 3))
     path.write_bytes(data[:-1])  # a file cut inside its last frame
     with pytest.raises(TruncatedError):
         codec.arrow.write_index(path)

@@ -279,41 +279,149 @@ def test_offsets_outside_their_buffers_are_a_value_error() -> None:
             _refused(_with_column(table, name, array), cls, ValueError, "not a valid Arrow array")
 
 
+def _walk(root: Any, rows: int) -> int:
+    """The bytes ``encode_batches`` appends for ``rows`` rows of what ``root`` is bound to."""
+    from codec.arrow._writers import encode_batches
+
+    return encode_batches(root, codec.FrameEncoder(), [None], lambda _: rows, False)
+
+
 def test_the_readers_refuse_what_would_crash_them() -> None:
-    """The walk trusts its readers: made once, whole, and bound to buffers that hold
-    what their positions reach."""
-    from codec.arrow._builders import FIXED, LIST, STRUCT
-    from codec.arrow._writers import Reader, encode_rows
+    """The walk trusts its readers: made once, whole, shaped as Arrow arrays, not nested
+    past a limit, and bound to buffers that hold what their positions reach."""
+    from codec.arrow._builders import FIXED, LIST, MAP, STRUCT, TEXTS
+    from codec.arrow._writers import Reader, Walk
 
     plan = codec.struct(peerbench.Record).__plan__
     blank = Reader.__new__(Reader)
     with pytest.raises(TypeError, match="STRUCT reader"):
-        encode_rows(blank, codec.FrameEncoder(), 0, False, 0)
+        _walk(blank, 0)
     with pytest.raises(TypeError, match="made"):
         Reader(LIST, plan.fields_by_slot[0], "x", children=(blank,))
     with pytest.raises(ValueError, match="a child a field"):
         Reader(STRUCT, None, "x", children=(), plan=plan)
     with pytest.raises(ValueError, match="width 3"):
         Reader(FIXED, plan.fields_by_slot[0], "x", width=3)
+    number = Reader(FIXED, plan.fields_by_slot[0], "n", width=8)
+    with pytest.raises(ValueError, match="not lists"):
+        Reader(
+            LIST,
+            plan.fields_by_slot[0],
+            "x",
+            children=(Reader(LIST, plan.fields_by_slot[0], "x", children=(number,)),),
+        )
+    with pytest.raises(ValueError, match="a MAP a STRUCT"):
+        Reader(MAP, plan.fields_by_slot[0], "x", children=(number,))
+    chain_plan = codec.struct(ALL["everything.Chain"]).__plan__
+    child, depth = chain_plan.fields_by_slot  # Chain child = 1; int32 depth = 2
+    level = Reader(TEXTS, child, "c")  # the innermost kept encoded
+    with pytest.raises(ValueError, match="nested deeper than 1000"):
+        for _ in range(1001):
+            members = (level, Reader(FIXED, depth, "d", width=4))
+            level = Reader(STRUCT, child, "c", children=members, plan=chain_plan)
+    with pytest.raises(ValueError, match="fewer than 16 bytes"):
+        number.bind(0, 2, None, None, b"\x00" * 15, False, 0)
+    for huge in (2**62 + 1, 2**63 - 1):
+        with pytest.raises((ValueError, OverflowError)):
+            number.bind(huge, 0, None, None, None, False, 0)
+    with pytest.raises(RuntimeError, match="made once"):
+        number.__init__(FIXED, plan.fields_by_slot[0], "n", width=4)  # type: ignore[misc]
+    Walk()  # holds nothing a Python caller can hand the walk
     root = codec.arrow._schema.Layout(pa, plan, False).reader
     with pytest.raises(ValueError, match="has 0 rows, not 1"):
-        encode_rows(root, codec.FrameEncoder(), 1, False, 0)  # bound to nothing yet
-    with pytest.raises(ValueError, match="holds 0 bytes, not 5"):
-        encode_rows(root, codec.FrameEncoder(), 0, False, 5)
+        _walk(root, 1)  # bound to nothing yet
     root.bind(0, 1, None, None, None, False, 0)
     with pytest.raises(ValueError, match="too short"):
-        encode_rows(root, codec.FrameEncoder(), 1, False, 0)  # its children hold no row
+        _walk(root, 1)  # its children hold no row
     layout = codec.arrow._schema.Layout(pa, plan, False)
     layout.bind(codec.arrow.read_table(framed([b""] * 3), plan.cls).to_batches()[0])
     names = layout.reader.children[[f.name for f in plan.fields_by_slot].index("names")]
     names.children[0].bind(0, 0, None, b"\x00" * 4, b"", False, 0)  # after its parent
     layout.reader.bind(0, 3, None, None, None, False, 0)
-    assert encode_rows(layout.reader, codec.FrameEncoder(), 3, False, 0) == 3
+    assert _walk(layout.reader, 3) == 3
     names.bind(0, 3, None, pa.array([0, 0, 1, 1], pa.int32()).buffers()[1], None, False, 1)
     with pytest.raises(ValueError, match="column names is too short"):
-        encode_rows(layout.reader, codec.FrameEncoder(), 3, False, 0)
-    number = Reader(FIXED, plan.fields_by_slot[0], "n", width=8)
-    with pytest.raises(ValueError, match="fewer than 16 bytes"):
-        number.bind(0, 2, None, None, b"\x00" * 15, False, 0)
-    with pytest.raises(RuntimeError, match="made once"):
-        number.__init__(FIXED, plan.fields_by_slot[0], "n", width=4)  # type: ignore[misc]
+        _walk(layout.reader, 3)
+
+
+def test_a_later_batch_refused_takes_the_earlier_ones_back() -> None:
+    """The encoder is held for the whole call: the batches before a bad one are taken
+    back, and code the iteration runs cannot use the encoder."""
+    cls, table, _ = _record_table()
+    bad = _with_column(table, "names", pa.array([["a", None]] * 4, pa.list_(pa.string())))
+    for data in ([table.to_batches()[0], bad.to_batches()[0]], [table.to_batches()[0], "x"]):
+        _refused(data, cls, (EncodeError, TypeError), "row 0|RecordBatch")
+    encoder = codec.FrameEncoder()
+
+    def meddling() -> Any:
+        yield table.to_batches()[0]
+        encoder.getbuffer()  # a view, then a rollback, would leave it showing stale bytes
+
+    with pytest.raises(RuntimeError, match="already"):
+        codec.arrow.write_frames(encoder, meddling(), cls)
+    assert len(encoder) == 0
+    assert codec.arrow.write_frames(encoder, [table, table], cls) == 2 * len(
+        struct_frames(_record_table()[2])
+    )
+
+
+def test_a_message_kept_encoded_must_be_one() -> None:
+    """An OTLP ArrayValue's values are AnyValues kept as their bytes (a type met again inside
+    itself): bytes that are not one are refused, as the struct decoder refuses them."""
+    requests = otlp_requests(1)
+    cls = type(requests[0])
+    table = codec.arrow.read_table(struct_frames(requests), cls)
+    assert rewritten(table, cls) == struct_frames(requests)
+    values = table.column("resource_spans").to_pylist()
+    found = _kept_values(values)
+    assert found, "the workload has AnyValues kept encoded"
+    found[0][:] = [b"\xff\xff\xff"]
+    damaged = pa.array(values, table.schema.field("resource_spans").type)
+    _refused(_with_column(table, "resource_spans", damaged), cls, EncodeError, "are not one")
+
+
+def _kept_values(value: Any) -> list[Any]:
+    """The lists of AnyValue bytes under ``value`` (rows of nested dicts and lists)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("array_value"), dict) and value["array_value"]["values"]:
+            return [value["array_value"]["values"]]
+        return [found for item in value.values() for found in _kept_values(item)]
+    if isinstance(value, list):
+        return [found for item in value for found in _kept_values(item)]
+    return []
+
+
+def test_a_message_of_many_oneofs_has_each_checked() -> None:
+    """Past the 64 oneofs whose members share a bit, each row has its oneofs checked one
+    by one: a second member set is refused all the same."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf.descriptor import FieldDescriptor as FD
+
+    proto = descriptor_pb2.FileDescriptorProto(name="many.proto", package="many", syntax="proto3")
+    message = proto.message_type.add(name="Many")
+    for group in range(70):
+        message.oneof_decl.add(name=f"choice{group}")
+        for member in range(2):
+            message.field.add(
+                name=f"c{group}_{member}",
+                number=2 * group + member + 1,
+                type=FD.TYPE_INT32,
+                label=FD.LABEL_OPTIONAL,
+                oneof_index=group,
+            )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("many.Many"))
+    schema = _nullable(codec.arrow.schema(cls))
+    row = {field.name: None for field in schema}
+    for group in (0, 69):  # a oneof with a bit, and one past them
+        good = dict(row, **{f"c{group}_1": 5, "c3_0": 7})
+        table = pa.Table.from_pylist([good], schema=schema)
+        assert rewritten(table, cls) == struct_frames([cls(**{f"c{group}_1": 5, "c3_0": 7})])
+        both = dict(good, **{f"c{group}_0": 1})
+        _refused(
+            pa.Table.from_pylist([good, both], schema=schema),
+            cls,
+            EncodeError,
+            rf"column c{group}_1, row 1: c{group}_0 is set too",
+        )

@@ -1683,5 +1683,7 @@ def test_a_decoder_fed_from_the_middle_counts_offsets_from_the_stream_start(star
     assert bad.value.offset == start  # the frame at fault
     with pytest.raises(ValueError, match="offset"):
         codec.FrameDecoder(offset=-1)
+    with pytest.raises(ValueError, match="past"):
+        codec.FrameDecoder(offset=2**62 + 1)
     with pytest.raises(TypeError, match="offset"):
         codec.FrameDecoder(offset=1.5)  # type: ignore[call-overload]

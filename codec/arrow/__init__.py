@@ -44,7 +44,7 @@ from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
 from codec.arrow._scale import INDEX_SUFFIX, read_dask, read_ray, write_index
 from codec.arrow._schema import DEFAULT_BATCH_SIZE, Layout, plan_for
-from codec.arrow._writers import encode_rows
+from codec.arrow._writers import encode_batches
 from codec.errors import DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_size
 from codec.io import stream_reader
@@ -123,8 +123,8 @@ def write_frames(
 ) -> int:
     """Append each row of ``data`` to ``encoder`` as a frame of ``message_type``.
 
-    ``data`` is a ``pyarrow.RecordBatch`` or ``Table``, an iterable of record
-    batches, or anything that exports an Arrow stream (``__arrow_c_stream__``:
+    ``data`` is a ``pyarrow.RecordBatch`` or ``Table``, an iterable of them,
+    or anything that exports an Arrow stream (``__arrow_c_stream__``:
     a Polars or DuckDB result). Its schema is that of :func:`schema`, but its
     strings, bytes and lists may have 32- or 64-bit offsets and its fields may
     be nullable: a null is an absent field. Map entries go out in the
@@ -136,7 +136,9 @@ def write_frames(
     two members of a oneof set in one row, a null required field (allowed
     with ``partial``), a proto3 string that is not UTF-8;
     :class:`~codec.errors.FrameTooLargeError` for a row over the encoder's
-    ``max_frame_size``. On any error nothing is appended.
+    ``max_frame_size``. On any error nothing is appended. The encoder is
+    held for the whole call: code that ``data`` runs as it is iterated (a
+    generator's) gets ``RuntimeError`` if it uses it.
     """
     pa = _arrow()
     if not isinstance(encoder, FrameEncoder):
@@ -145,16 +147,13 @@ def write_frames(
     missing = checked_flag("partial", partial)
     idle = _IDLE_LAYOUTS.setdefault(plan, [])
     layout = idle.pop() if idle else Layout(pa, plan, False)
-    start = len(encoder)
     try:
-        for batch in _record_batches(pa, data):
-            layout.bind(batch)
-            encode_rows(layout.reader, encoder, batch.num_rows, missing, start)
+        batches = _record_batches(pa, data)
+        return encode_batches(layout.reader, encoder, batches, layout.bind, missing)
     finally:
         layout.reader.unbind()  # the batch is not kept alive
         if len(idle) < _KEPT_LAYOUTS:
             idle.append(layout)
-    return len(encoder) - start
 
 
 # Layouts made for write_frames, by plan, kept for the next call (a layout is
@@ -165,22 +164,25 @@ _KEPT_LAYOUTS = 4
 
 
 def _record_batches(pa: Any, data: Any) -> Any:
-    if isinstance(data, pa.RecordBatch):
-        return (data,)
-    if isinstance(data, pa.Table):
-        return data.to_batches()
+    if isinstance(data, (pa.RecordBatch, pa.Table)):
+        return _each_batch(pa, (data,))
     if hasattr(data, "__arrow_c_stream__"):
         return pa.RecordBatchReader.from_stream(data)
     if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
         kind = type(data).__name__
         raise TypeError(f"expected a pyarrow RecordBatch or Table, or an Arrow stream, not {kind}")
-    return (_record_batch(pa, batch) for batch in data)
+    return _each_batch(pa, data)
 
 
-def _record_batch(pa: Any, batch: Any) -> Any:
-    if not isinstance(batch, pa.RecordBatch):
-        raise TypeError(f"expected pyarrow RecordBatches, not {type(batch).__name__}")
-    return batch
+def _each_batch(pa: Any, items: Any) -> Iterator[Any]:
+    """The record batches of ``items``, each a batch or a table."""
+    for item in items:
+        if isinstance(item, pa.Table):
+            yield from item.to_batches()
+        elif isinstance(item, pa.RecordBatch):
+            yield item
+        else:
+            raise TypeError(f"expected pyarrow RecordBatches or Tables, not {type(item).__name__}")
 
 
 def _batches(

@@ -145,7 +145,7 @@ def _read_index(index: str, size: int) -> list[int]:
             numbers.append(number)
         version, indexed, count = numbers
         if version != _INDEX_VERSION:
-            raise DecodeError(f"{index}: version {version} of the index format is unknown", 0)
+            raise DecodeError(f"version {version} of the index format is unknown", 0)
         if indexed != size:
             raise ValueError(
                 f"{index} is stale: it indexes a file of {indexed} bytes, which now has {size};"
@@ -170,6 +170,8 @@ class _Part(io.RawIOBase):
     """The bytes of a file from ``start`` to ``end``, read as a stream of their own."""
 
     def __init__(self, source: Any, start: int, end: int) -> None:
+        if not 0 <= start <= end:
+            raise ValueError(f"a part of a file from {start} to {end}")
         source.seek(start)
         self._source = source
         self._left = end - start

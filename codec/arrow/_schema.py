@@ -93,8 +93,9 @@ class Layout:
         root.clear()
         return batch
 
-    def bind(self, batch: Any) -> None:
-        """Have the readers read ``batch``, a ``RecordBatch``, once its schema is checked."""
+    def bind(self, batch: Any) -> int:
+        """Have the readers read ``batch``, a ``RecordBatch``, once its schema is checked;
+        return its rows."""
         schema = batch.schema
         if self._checked is None or not schema.equals(self._checked):
             _check_type(self._pa, self._pa.struct(self.schema), self._pa.struct(schema), "")
@@ -103,6 +104,7 @@ class Layout:
         for reader, array in zip(root.children, batch.columns, strict=True):
             self._bind(reader, array, array.offset)
         root.bind(0, batch.num_rows, None, None, None, False, 0)
+        return root.size
 
     def _bind(self, reader: Reader, array: Any, shift: int) -> None:
         """Bind ``reader`` and its children to ``array`` and its children's arrays."""

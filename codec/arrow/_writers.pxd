@@ -9,34 +9,35 @@ from codec._buffer cimport (
 from codec._varint cimport (
     read_le, uchar, varint_size, varint_write, varint_write_padded, write_le,
 )
-from codec._wire cimport ENUM, GROUP, INT32, SINT32, SINT64, STRING, VARINT
+from codec._wire cimport ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
 from codec.arrow._builders cimport BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, codec_utf8_valid
 from codec.framing cimport FrameEncoder
-from codec.structs._decode cimport codec_ascii
+from codec.structs._decode cimport Decoder, codec_ascii
 from codec.structs._plan cimport FieldPlan, MessagePlan
 
 cdef extern from "Python.h":
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
 
-cdef Py_ssize_t _SCALAR_ROOM
+cdef Py_ssize_t _MAX_POSITION, _MAX_DEPTH, _SCALAR_ROOM
 cdef uint64_t _LOW_32, _LOW_64
 
 @cython.final
 cdef class Reader:
-    cdef readonly int shape
+    cdef readonly int shape, depth
     cdef readonly FieldPlan field
     cdef readonly str path
     cdef readonly Py_ssize_t width
     cdef readonly tuple children, members, oneofs, required
     cdef readonly MessagePlan plan
     cdef bint rules
+    cdef uint64_t oneof_bit
     cdef int kind
     cdef bint varint, implicit, packed, group, utf8
     cdef uint64_t tag, tag_word, end_tag_word
     cdef Py_ssize_t tag_size
     cdef readonly Py_ssize_t shift, size, span_limit
     cdef readonly bint wide
-    cdef object held
+    cdef object held, checker
     cdef const uchar *validity
     cdef const uchar *offsets
     cdef const uchar *values
@@ -57,10 +58,11 @@ cdef class Walk:
     cdef uchar *out
     cdef Py_ssize_t room, pos, row
 
-@cython.locals(target=FrameEncoder, limit=Py_ssize_t, walk=Walk, start=Py_ssize_t, row=Py_ssize_t,
-               prefix=Py_ssize_t, size=Py_ssize_t)
-cpdef Py_ssize_t encode_rows(Reader root, object encoder, Py_ssize_t rows, bint partial,
-                             Py_ssize_t keep) except -1
+@cython.locals(target=FrameEncoder, walk=Walk, start=Py_ssize_t, rows=Py_ssize_t)
+cpdef Py_ssize_t encode_batches(Reader root, object encoder, object batches, object bind,
+                                bint partial) except -1
+@cython.locals(row=Py_ssize_t, prefix=Py_ssize_t, size=Py_ssize_t)
+cdef int _rows(Reader root, Py_ssize_t rows, Walk walk, Py_ssize_t limit) except -1
 cdef inline int _room(Walk walk, Py_ssize_t size) except -1
 cdef void _moved(Walk walk) noexcept
 cdef inline Py_ssize_t _open_length(Walk walk) noexcept
@@ -68,7 +70,7 @@ cdef inline Py_ssize_t _open_length(Walk walk) noexcept
 cdef inline Py_ssize_t _close_length(Walk walk, Py_ssize_t body) except -1
 cdef void _move_up(uchar *out, Py_ssize_t start, Py_ssize_t size, Py_ssize_t by) noexcept
 @cython.locals(members=tuple, i=Py_ssize_t, child=Reader, q=Py_ssize_t, shape=int, raw=uint64_t,
-               start=Py_ssize_t, end=Py_ssize_t)
+               start=Py_ssize_t, end=Py_ssize_t, chosen=uint64_t)
 cdef int _message(Reader reader, Py_ssize_t p, Walk walk) except -1
 @cython.locals(start=Py_ssize_t, end=Py_ssize_t, items=Reader)
 cdef int _composite(Reader reader, Py_ssize_t q, Walk walk) except -1
@@ -99,6 +101,8 @@ cdef bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
 @cython.locals(chosen=object, member=object)
 cdef int _check_oneofs(Reader reader, Py_ssize_t p, Walk walk) except -1
 @cython.locals(member=object)
+@cython.locals(field=FieldPlan, checker=Decoder, plan=MessagePlan)
+cdef int _check_kept(Reader reader, Py_ssize_t start, Py_ssize_t end, Walk walk) except -1
 cdef int _check_required(Reader reader, Py_ssize_t p, Walk walk) except -1
 cdef int _refuse(Reader reader, Walk walk, str what) except -1
 cdef int _invalid_offsets(Reader reader, Py_ssize_t q) except -1

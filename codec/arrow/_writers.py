@@ -43,7 +43,8 @@ except ImportError:  # the uncompiled build does not need Cython
     from codec import _cython_shim as cython  # type: ignore[no-redef]
 
 from codec._varint import encode as varint_bytes
-from codec.errors import EncodeError, FrameTooLargeError
+from codec.errors import DecodeError, EncodeError, FrameTooLargeError
+from codec.structs._decode import Decoder
 from codec.structs._plan import FieldPlan, MessagePlan
 
 if not cython.compiled:  # compiled, _writers.pxd cimports these C functions and constants
@@ -55,12 +56,14 @@ if not cython.compiled:  # compiled, _writers.pxd cimports these C functions and
         set_end,
     )
     from codec._varint import read_le, varint_size, varint_write, varint_write_padded, write_le
-    from codec._wire import ENUM, GROUP, INT32, SINT32, SINT64, STRING, VARINT
+    from codec._wire import ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
     from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS
     from codec.framing import FrameEncoder
 
 COMPILED: bool = cython.compiled
 
+_MAX_POSITION = 1 << 62  # positions, shifts and offsets stay far from overflow
+_MAX_DEPTH = 1000  # readers nested in a reader (the C stack the walk takes)
 _SCALAR_ROOM = 24  # bytes a tag and a number may take, and the 8-byte stores past them
 _LOW_32 = 0xFFFFFFFF
 _LOW_64 = (1 << 64) - 1
@@ -96,18 +99,28 @@ class Reader:
                 raise ValueError("a STRUCT reader's children read its plan's fields, by slot")
         elif shape in (LIST, MAP):
             if len(members) != 1 or (
-                shape == MAP and len(cython.cast(Reader, members[0]).children) != 2
+                cython.cast(Reader, members[0]).shape != STRUCT
+                if shape == MAP
+                else cython.cast(Reader, members[0]).shape in (LIST, MAP)
             ):
-                raise ValueError("a LIST or MAP reader has one child: its elements or entries")
+                raise ValueError(
+                    "a LIST has one child, its elements (not lists), a MAP a STRUCT of entries"
+                )
+            if shape == MAP and len(cython.cast(Reader, members[0]).children) != 2:
+                raise ValueError("a MAP's entries are a STRUCT of key and value")
         elif shape not in (FIXED, BOOLS, TEXTS) or (shape == FIXED and width not in (4, 8)):
             raise ValueError(f"no reader of shape {shape} and width {width}")
         if shape != STRUCT and not isinstance(field, FieldPlan):
             raise ValueError("a reader of values has their field")
+        depth = 1 + max((cython.cast(Reader, child).depth for child in members), default=0)
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"readers nested deeper than {_MAX_DEPTH}")
         if not all(
             isinstance(member, Reader) and member in members for group in oneofs for member in group
         ) or not all(isinstance(member, Reader) and member in members for member in required):
             raise ValueError("a oneof's members and the required fields are children")
         self.shape = shape
+        self.depth = depth
         self.field = field  # the field whose values it reads (None: the root, map entries)
         self.path = path  # the column's name in errors: "resource.attributes.key"
         self.width = width
@@ -121,10 +134,16 @@ class Reader:
         )
         self.oneofs = tuple(tuple(group) for group in oneofs)
         self.required = tuple(required)
-        self.rules = bool(self.oneofs or self.required)  # whether a row has them checked (4)
+        # A oneof's members share a bit, so the walk tells a second member set in a row
+        # from the fields it writes (4); past 64 oneofs, each row has them all checked.
+        self.oneof_bit = 0
+        for number, group in enumerate(self.oneofs[:64]):
+            for member in group:
+                cython.cast(Reader, member).oneof_bit = 1 << number
+        self.rules = bool(self.required) or len(self.oneofs) > 64  # checked per row (4)
         # What the walk reads of the field, kept here (3).
         if isinstance(field, FieldPlan):
-            self.kind = field.kind
+            self.kind = field.kind  # MESSAGE for a TEXTS: a message kept encoded
             self.varint = field.wire_type == VARINT
             self.tag = field.tag
             self.tag_word = field.tag_word
@@ -139,6 +158,7 @@ class Reader:
         self.span_limit = 0  # how far its offsets may reach
         self.wide = False  # 64-bit offsets
         self.held: Any = None  # the buffers bound, kept alive
+        self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         if not cython.compiled:
             self.validity: Any = None  # the bytes bound: their addresses, compiled
             self.offsets: Any = None
@@ -166,8 +186,10 @@ class Reader:
         """
         if not _is_made(self):
             raise TypeError("a Reader is bound once made")
-        if shift < 0 or size < 0 or span_limit < 0:
-            raise ValueError("positions are not negative")
+        if not (0 <= shift <= _MAX_POSITION and 0 <= size <= _MAX_POSITION):
+            raise ValueError(f"positions are from 0 to {_MAX_POSITION}")
+        if not 0 <= span_limit <= _MAX_POSITION:
+            raise ValueError(f"positions are from 0 to {_MAX_POSITION}")
         held = (_bytes(validity), _bytes(offsets), _bytes(values))  # their exports, kept
         if validity is not None:
             _check_holds(held[0], (size + 7) >> 3, self.path)
@@ -209,7 +231,7 @@ def _check_reach(reader: Reader) -> None:
     offsets (up to ``span_limit``) plus its child's shift (1)."""
     reach = reader.size if reader.shape == STRUCT else reader.span_limit
     for child in reader.children:  # none for a number, bool or text
-        if cython.cast(Reader, child).size < reach + cython.cast(Reader, child).shift:
+        if cython.cast(Reader, child).size - cython.cast(Reader, child).shift < reach:
             raise ValueError(f"column {cython.cast(Reader, child).path} is too short")
         _check_reach(cython.cast(Reader, child))
 
@@ -239,53 +261,63 @@ def _address(view: Any) -> Any:
 class Walk:
     """Where the walk writes: the encoder's bytes, its room, and the row (2)."""
 
-    def __init__(self, target: FrameEncoder, partial: bool) -> None:
-        self.target = target
-        self.partial = partial
+    def __init__(self) -> None:
+        self.target: Any = None  # the FrameEncoder, set once it is claimed (encode_batches)
+        self.partial = False
         self.pos = 0
         self.row = 0  # the batch's row being written, for errors
         if not cython.compiled:
             self.out: Any = None  # the encoder's bytes, and their size
             self.room = 0
-        _moved(self)
 
 
-def encode_rows(root: Reader, encoder: Any, rows: int, partial: bool, keep: int) -> int:
-    """Append rows ``[0, rows)`` of the batch ``root`` is bound to as frames to
-    ``encoder``, a :class:`codec.FrameEncoder`; return the bytes appended. On error
-    the encoder is cut back to its first ``keep`` bytes (those it had when the
-    caller began)."""
+def encode_batches(root: Reader, encoder: Any, batches: Any, bind: Any, partial: bool) -> int:
+    """Append the rows of each batch of ``batches`` to ``encoder``, a
+    :class:`codec.FrameEncoder`, as frames; return the bytes appended.
+
+    ``bind(batch)`` binds ``root`` and its children to a batch and returns
+    its rows. The encoder is claimed throughout, so the Python code run
+    meanwhile (the iteration, the binding) cannot change it; on any error it
+    is cut back to where it began, so nothing is appended.
+    """
     if not _is_made(root) or root.shape != STRUCT or root.field is not None:
         raise TypeError("rows are read by the STRUCT reader of their message")
     if not isinstance(encoder, FrameEncoder):
         raise TypeError(f"expected a codec.FrameEncoder, not {type(encoder).__name__}")
-    if rows < 0 or rows > root.size - root.shift:
-        raise ValueError(f"the batch has {root.size - root.shift} rows, not {rows}")
-    _check_reach(root)
     target: FrameEncoder = cython.cast(FrameEncoder, encoder)
-    if not 0 <= keep <= target._length:
-        raise ValueError(f"the encoder holds {target._length} bytes, not {keep}")
-    limit = target._max_frame_size
     target._claim(True)
     start = target._length
+    walk = Walk()
+    walk.target = target
+    walk.partial = partial
+    walk.pos = start
     try:
-        walk = Walk(target, partial)
-        walk.pos = start
-        for row in range(rows):
-            walk.row = row
-            _room(walk, _SCALAR_ROOM)
-            prefix = _open_length(walk)
-            _message(root, root.shift + row, walk)
-            size = _close_length(walk, prefix)
-            if size > limit:
-                raise FrameTooLargeError(size, limit)
+        for batch in batches:
+            rows = bind(batch)
+            if not 0 <= rows <= root.size - root.shift:
+                raise ValueError(f"the batch has {root.size - root.shift} rows, not {rows}")
+            _check_reach(root)
+            _moved(walk)
+            _rows(root, rows, walk, target._max_frame_size)
         set_end(target, walk.pos)
     except BaseException:
-        cut_to(target, keep)
+        cut_to(target, start)
         raise
     finally:
         release_claim(target)
-    return target._length - start
+    return walk.pos - start
+
+
+def _rows(root: Reader, rows: int, walk: Walk, limit: int) -> None:
+    """Write rows ``[0, rows)`` of the batch ``root`` is bound to, a frame each."""
+    for row in range(rows):
+        walk.row = row
+        _room(walk, _SCALAR_ROOM)
+        prefix = _open_length(walk)
+        _message(root, root.shift + row, walk)
+        size = _close_length(walk, prefix)
+        if size > limit:
+            raise FrameTooLargeError(size, limit)
 
 
 def _room(walk: Walk, size: int) -> None:
@@ -333,14 +365,19 @@ def _move_up(out: Any, start: int, size: int, by: int) -> None:
 def _message(reader: Reader, p: int, walk: Walk) -> None:
     """The fields of the message at position ``p`` of a STRUCT reader, by number (3)."""
     if reader.rules:
-        if reader.oneofs:
+        if len(reader.oneofs) > 64:
             _check_oneofs(reader, p, walk)
         if reader.required and not walk.partial:
             _check_required(reader, p, walk)
     members = reader.members
+    chosen = 0  # the bits of the oneofs a member of which is set
     for i in range(len(members)):
         child = cython.cast(Reader, members[i])
         q = p + child.shift
+        if child.oneof_bit and _is_valid(child, q):
+            if chosen & child.oneof_bit:
+                _check_oneofs(reader, p, walk)  # raises, naming both members
+            chosen |= child.oneof_bit
         shape = child.shape
         if shape >= LIST:
             _composite(child, q, walk)
@@ -473,6 +510,8 @@ def _text(reader: Reader, q: int, start: int, end: int, walk: Walk) -> None:
     size = end - start
     if reader.utf8 and not _is_utf8(reader, start, end):
         _refuse(reader, walk, "a string is not UTF-8, which a proto3 string must be")
+    if reader.kind == MESSAGE:  # a message met again inside itself, kept encoded
+        _check_kept(reader, start, end, walk)
     _room(walk, _SCALAR_ROOM + size)
     walk.pos = _tag_at(walk.out, walk.pos, reader)
     walk.pos = varint_write(walk.out, walk.pos, size)
@@ -574,6 +613,20 @@ def _check_oneofs(reader: Reader, p: int, walk: Walk) -> None:
                         f"{first} is set too, and both are members of one oneof",
                     )
                 chosen = member
+
+
+def _check_kept(reader: Reader, start: int, end: int, walk: Walk) -> None:
+    """EncodeError unless the bytes a message is kept as, ``start:end`` of ``reader``'s
+    data, are a message of its type, as the struct decoder reads it (4)."""
+    field: FieldPlan = reader.field  # type: ignore[assignment]  # a TEXTS reader's
+    if reader.checker is None:
+        plan: MessagePlan = field.message  # type: ignore[assignment]
+        reader.checker = Decoder(plan.cls)
+    checker = cython.cast(Decoder, reader.checker)
+    try:
+        checker.state.check(checker.plan, reader.held[2], start, end, 0)
+    except DecodeError as error:
+        _refuse(reader, walk, f"the bytes of a {field.label} are not one: {error.message}")
 
 
 def _check_required(reader: Reader, p: int, walk: Walk) -> None:

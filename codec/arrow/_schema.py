@@ -79,8 +79,15 @@ class Layout:
         fields, columns = self._members(plan, (plan.full_name,))
         self.schema = pa.schema(fields)
         self.root = Column(STRUCT, None, False, children=columns, plan=plan)
-        self.reader = _reader_of(self.root, "")
+        self._reader: Reader | None = None  # made on first use: a layout that only reads
         self._checked: Any = None  # the schema of the last batch bound, which matched
+
+    @property
+    def reader(self) -> Reader:
+        """The root of the readers that write batches of the schema as frames."""
+        if self._reader is None:
+            self._reader = _reader_of(self.root, "")
+        return self._reader
 
     def batch(self) -> Any:
         """The rows written so far as a ``RecordBatch``; the builders start over."""

@@ -111,6 +111,8 @@ cdef long long bad_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                           Py_ssize_t base) except -1
 cdef Py_ssize_t bad_fixed(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,
                           Py_ssize_t width) except -1
+cdef Py_ssize_t bad_packed(Py_ssize_t start, Py_ssize_t end, Py_ssize_t base,
+                           Py_ssize_t width) except -1
 cdef Py_ssize_t stray_end_group(uint64_t field, Py_ssize_t pos, Py_ssize_t base) except -1
 
 
@@ -153,6 +155,15 @@ cdef inline Py_ssize_t fixed_end(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base
     if width <= end - pos:
         return pos + width
     return bad_fixed(pos, end, base, width)
+
+
+cdef inline Py_ssize_t packed_width(int wire_type, Py_ssize_t start, Py_ssize_t end,
+                                    Py_ssize_t base) except -1:
+    # the byte width of a packed run's elements on wire_type (0: varints), checked
+    cdef Py_ssize_t width = 4 if wire_type == I32 else 8 if wire_type == I64 else 0
+    if width and (end - start) % width:
+        return bad_packed(start, end, base, width)
+    return width
 
 
 cdef Py_ssize_t skip_value(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base,

@@ -201,6 +201,14 @@ if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they a
             return pos + width
         return bad_fixed(pos, end, base, width)
 
+    def packed_width(wire_type: int, start: int, end: int, base: int) -> int:
+        """The byte width of the elements of a packed run ``start:end`` on ``wire_type``
+        (0: varints), checked to divide the run."""
+        width = 4 if wire_type == I32 else 8 if wire_type == I64 else 0
+        if width and (end - start) % width:
+            return bad_packed(start, end, base, width)
+        return width
+
 
 if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they are used
 
@@ -453,6 +461,14 @@ def bad_fixed(pos: int, end: int, base: int, width: int) -> int:
     """Raise the error of a ``width``-byte value at ``pos`` that runs past ``end``."""
     raise TruncatedError(
         f"data ends inside a {width}-byte value", base + pos, missing=width - (end - pos)
+    )
+
+
+def bad_packed(start: int, end: int, base: int, width: int) -> int:
+    """Raise the error of a packed run ``start:end`` that is not a whole number of elements."""
+    raise WireFormatError(
+        f"packed run of {end - start} bytes is not a whole number of {width}-byte elements",
+        base + start,
     )
 
 

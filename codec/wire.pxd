@@ -22,7 +22,8 @@ from codec._wire cimport (
     I32 as _I32, MAX_FIELD_NUMBER as _MAX_FIELD_NUMBER, MAX_PREFIX_BYTES,
     INT32, INT64, UINT32, UINT64, SINT32, SINT64, BOOL, ENUM, FIXED32, FIXED64, SFIXED32,
     SFIXED64, FLOAT, DOUBLE,
-    fixed_end, kind_width, length_end, natural_wire_type, read_tag, scalar_bits, scalar_kind,
+    fixed_end, kind_width, length_end, natural_wire_type, packed_width, read_tag, scalar_bits,
+    scalar_kind,
     skip_group,
     stray_end_group, utf8_or_null, varint_length, varint_value_of,
 )

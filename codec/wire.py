@@ -112,6 +112,7 @@ if not cython.compiled:  # compiled, wire.pxd cimports these C functions and con
         kind_width,
         length_end,
         natural_wire_type,
+        packed_width,
         read_tag,
         scalar_bits,
         scalar_kind,
@@ -131,7 +132,6 @@ from codec.errors import (
     DepthLimitError,
     EncodeError,
     FrameTooLargeError,
-    WireFormatError,
 )
 
 COMPILED: bool = cython.compiled
@@ -729,13 +729,7 @@ class WireReader:
         start = self._locate(view)
         size = len(view)
         numpy = _numpy()
-        width = kind_width(code)
-        if width:
-            if size % width:
-                raise WireFormatError(
-                    f"packed {kind} value of {size} bytes is not a multiple of {width}",
-                    self._base + start,
-                )
+        if packed_width(natural_wire_type(code), start, start + size, self._base):
             return numpy.frombuffer(view, dtype=NUMPY_DTYPES[code])
         return self._unpack(start, start + size, code, numpy)
 

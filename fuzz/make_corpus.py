@@ -28,6 +28,7 @@ if __package__ in (None, ""):  # run as a script: make ``fuzz.*`` importable
 
 import codec  # noqa: E402
 from fuzz import (  # noqa: E402
+    fuzz_arrow,
     fuzz_buffer_lifetime,
     fuzz_differential,
     fuzz_frame_decoder,
@@ -42,6 +43,7 @@ from fuzz._seeds import (  # noqa: E402
     ROUNDTRIP_SEEDS,
     STRUCT_MESSAGES,
     WIRE_MESSAGES,
+    h,
 )
 
 # Catalogue vectors, by id (bytes as in the catalogue).
@@ -122,6 +124,34 @@ DIFFERENTIAL_SEEDS: dict[str, bytes] = {
         name: fuzz_differential.make_input(message, root)
         for name, (root, _, message) in STRUCT_MESSAGES.items()
     },
+}
+
+
+def _frames(*messages: bytes) -> bytes:
+    return b"".join(codec.varint.encode(len(message)) + message for message in messages)
+
+
+# Streams of frames: each message of the struct seeds twice (a batch of 2), the catalogue's
+# frame vectors, and a proto2 string that is not UTF-8 after a good frame.
+_arrow = fuzz_arrow.make_input
+_RECORD = STRUCT_MESSAGES["valid-record"][2]
+ARROW_SEEDS: dict[str, bytes] = {
+    "empty": b"",
+    **{
+        name: _arrow(_frames(message, message), root)
+        for name, (root, _, message) in STRUCT_MESSAGES.items()
+    },
+    **{name: _arrow(vector) for name, vector in VECTORS.items()},
+    "valid-alltypes-batch-1-chunk-1": _arrow(
+        _frames(STRUCT_MESSAGES["valid-alltypes"][2], b""), 0, 0x04
+    ),
+    "valid-record-large-strict-chunk-7": _arrow(
+        _frames(_RECORD, _RECORD, _RECORD), 2, 0x01 | 0x08 | fuzz_arrow.LARGE | fuzz_arrow.STRICT
+    ),
+    "valid-frames-then-too-large-64": _arrow(
+        _frames(b"", STRUCT_MESSAGES["valid-alltypes"][2]), 0, fuzz_arrow.SMALL
+    ),
+    "proto2-string-not-utf8": _arrow(_frames(_RECORD, _RECORD + h("12 02 ff fe")), 2, 0x01),
 }
 
 # --- profiler streams ---------------------------------------------------------------------
@@ -254,6 +284,7 @@ CORPORA = {
     "fuzz_roundtrip": (ROUNDTRIP_SEEDS, fuzz_roundtrip.check),
     "fuzz_buffer_lifetime": (LIFETIME_SEEDS, fuzz_buffer_lifetime.check),
     "fuzz_profiler_stream": (PROFILER_SEEDS, fuzz_profiler_stream.check),
+    "fuzz_arrow": (ARROW_SEEDS, fuzz_arrow.check),
 }
 
 

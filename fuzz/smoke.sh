@@ -12,14 +12,14 @@
 #   FUZZ_RUNS     executions per target and build, seeds included (default 3000); the
 #                 slower targets run a fraction of it (PURE_DIVISOR, COMPILED_DIVISOR below)
 #   FUZZ_BUILDS   builds to run: "compiled pure" (default), "compiled" or "pure"
-#   FUZZ_TARGETS  targets to run (default: all eight, in the order below)
+#   FUZZ_TARGETS  targets to run (default: all nine, in the order below)
 #
 # First checks that the seed corpora are what fuzz/make_corpus.py writes (which
 # also runs every seed through its target's check()). Each run starts from
 # fuzz/corpus/<target>/ and writes new inputs only to a temporary directory;
 # crash artifacts go to fuzz/crashes/. Exits non-zero when a target finds a
 # crash (or codec cannot be imported in a build). With the defaults the whole
-# smoke takes about 1.5 minutes on a 2-core machine (both builds, 8 targets).
+# smoke takes about 2 minutes on a 2-core machine (both builds, 9 targets).
 set -euo pipefail
 
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,12 +28,13 @@ base_runs="${FUZZ_RUNS:-3000}"
 builds="${FUZZ_BUILDS:-compiled pure}"
 default_targets="fuzz_varint fuzz_frame_decoder fuzz_wire_reader fuzz_struct_decode"
 default_targets+=" fuzz_differential fuzz_roundtrip fuzz_buffer_lifetime fuzz_profiler_stream"
+default_targets+=" fuzz_arrow"
 read -r -a targets <<<"${FUZZ_TARGETS:-$default_targets}"
-# The uncompiled struct targets run 10-40x slower than compiled ones, and the profiler
-# stream target reads each input five ways (its stream reader is Python in both builds):
-# fewer runs there keep the whole smoke well under 3 minutes.
+# The uncompiled struct and column targets run 10-40x slower than compiled ones, and the
+# profiler stream target reads each input five ways (its stream reader is Python in both
+# builds): fewer runs there keep the whole smoke well under 3 minutes.
 declare -A PURE_DIVISOR=([fuzz_struct_decode]=2 [fuzz_differential]=2 [fuzz_roundtrip]=3
-    [fuzz_profiler_stream]=10)
+    [fuzz_profiler_stream]=10 [fuzz_arrow]=3)
 declare -A COMPILED_DIVISOR=([fuzz_profiler_stream]=2)
 crashes="$here/crashes"
 mkdir -p "$crashes"

@@ -264,6 +264,42 @@ def test_a_bad_frame_keeps_the_rows_before_it() -> None:
     assert caught.value.offset == oracle(stream, peerbench.Record)[1].offset  # type: ignore[union-attr]
 
 
+def test_a_packed_run_cut_inside_an_element_fails_as_structs_do() -> None:
+    """A packed fixed32 run of 3 bytes: the struct decoder's WireFormatError, at the run
+    (found by fuzz_arrow: the column walk raised TruncatedError at its end)."""
+    run = bytes.fromhex("fa0203000000")  # field 47, p_fixed32: 3 bytes
+    stream = framed([b"", run])
+    _, error = oracle(stream, everything_pb2.AllTypes)
+    assert isinstance(error, codec.errors.WireFormatError)
+    rows = 0
+    with pytest.raises(codec.errors.WireFormatError) as caught:
+        for batch in codec.arrow.read_batches(stream, everything_pb2.AllTypes, batch_size=1):
+            rows += batch.num_rows
+    assert (rows, caught.value.offset) == (1, error.offset)
+
+
+def test_a_repeated_group_met_as_a_length_delimited_value_is_passed_over() -> None:
+    """No packed run of groups: on LEN, a repeated group's number is an unknown field,
+    as structs read it (found by fuzz_arrow: the column walk read it as a packed run)."""
+    legacy = ALL["legacy.WithGroups"]
+    entry = bytes.fromhex("2a070a016e12020800")  # field 5 (group Entry) on LEN
+    payload = legacy(before=1).SerializeToString() + entry
+    table = codec.arrow.read_table(framed([payload]), legacy)
+    check_rows(table, oracle(framed([payload]), legacy)[0])
+    assert table.to_pylist()[0]["entry"] == []
+
+
+def test_a_message_without_fields_keeps_its_rows() -> None:
+    """Batches of a message type with no fields have no columns, and still their rows."""
+    batches = list(codec.arrow.read_batches(b"\0\0\0", everything_pb2.Empty, batch_size=2))
+    assert [batch.num_rows for batch in batches] == [2, 1]
+    table = codec.arrow.read_table(b"\0\0\0", everything_pb2.Empty)
+    assert (table.num_rows, table.num_columns) == (3, 0)
+    encoder = codec.FrameEncoder()
+    assert codec.arrow.write_frames(encoder, table, everything_pb2.Empty) == 3
+    assert bytes(encoder.getbuffer()) == b"\0\0\0"
+
+
 def test_the_arguments_are_checked_at_once() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         codec.arrow.read_batches(b"", peerbench.Record, batch_size=0)

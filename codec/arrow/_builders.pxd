@@ -7,10 +7,10 @@ from codec._buffer cimport make_room
 from codec._varint cimport read_le, uchar, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
-    length_end, read_tag, skip_field, stray_end_group, varint_length,
+    length_end, packed_width, read_tag, skip_field, stray_end_group, varint_length,
 )
 from codec.structs._decode cimport Decoder, codec_ascii
-from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered
+from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered, packed_run
 
 cdef extern from "Python.h":
     Py_buffer *PyMemoryView_GET_BUFFER(object view)

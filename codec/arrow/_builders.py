@@ -63,12 +63,13 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         VARINT,
         fixed_end,
         length_end,
+        packed_width,
         read_tag,
         skip_field,
         stray_end_group,
         varint_length,
     )
-    from codec.structs._plan import _field_numbered
+    from codec.structs._plan import _field_numbered, packed_run
 
 COMPILED: bool = cython.compiled
 
@@ -448,9 +449,10 @@ def _field(
         return after
     if child.shape == LIST:
         items = cython.cast(Column, child.children[0])
-        if wire == LEN and field.wire_type != LEN:  # a packed run
+        if packed_run(field, wire):
             after = _length_end(data, pos, end, walk)
             pos = walk.body
+            packed_width(field.wire_type, pos, after, walk.base)
             while pos < after:
                 pos = _value(items, field, data, pos, after, field.wire_type, walk, -1, depth)
             return after

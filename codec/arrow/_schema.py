@@ -96,7 +96,11 @@ class Layout:
             self._array(field.type, column)
             for field, column in zip(self.schema, root.children, strict=True)
         ]
-        batch = self._pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        if arrays:
+            batch = self._pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        else:  # a message without fields: its rows are counted by a struct array of none
+            rows = self._pa.StructArray.from_buffers(self._pa.struct([]), root.length, [None])
+            batch = self._pa.RecordBatch.from_struct_array(rows)
         root.clear()
         return batch
 

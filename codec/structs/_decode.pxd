@@ -7,7 +7,7 @@ from libc.stdint cimport uint64_t
 from codec._buffer cimport uninitialised
 from codec.structs._plan cimport (
     CHECK_ELEMENT, CHECK_FIXED32, CHECK_FIXED64, CHECK_GENERAL, CHECK_TEXT, CHECK_VARINT, SHAPE_TEXT,
-    FieldPlan, MessagePlan, _field_numbered,
+    FieldPlan, MessagePlan, _field_numbered, packed_run,
 )
 from codec.structs._struct cimport (
     Frame, Struct, _container, _plan_of_class, _set_field, _slot, _store,
@@ -17,8 +17,8 @@ from codec.structs._struct cimport (
 from codec._varint cimport read_le, stream_base, varint_value
 from codec._wire cimport (
     BYTES, EGROUP, ENUM, GROUP, I32, I64, LEN, MESSAGE, VARINT,
-    fixed_end, fixed_value_of, length_end, read_tag, skip_field, skip_value, stray_end_group,
-    varint_length, varint_value_of,
+    fixed_end, fixed_value_of, length_end, packed_width, read_tag, skip_field, skip_value,
+    stray_end_group, varint_length, varint_value_of,
 )
 
 ctypedef unsigned char uchar
@@ -141,9 +141,6 @@ cdef bint _decode_entry_struct(FieldPlan field, object mapping, const uchar *dat
                               Py_ssize_t pos, Py_ssize_t end, Decoding state,
                               int depth) except -1
 cdef inline int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
-@cython.locals(width=Py_ssize_t)
-cdef Py_ssize_t _packed_width(FieldPlan field, Py_ssize_t pos, Py_ssize_t end,
-                              Decoding state) except -1
 cdef object _not_utf8(FieldPlan field, Decoding state, Py_ssize_t start)
 cdef int _charge_part(MessagePlan plan, Decoding state, Py_ssize_t pos) except -1
 

@@ -41,7 +41,6 @@ from codec.errors import (
     DepthLimitError,
     EncodeError,
     TruncatedError,
-    WireFormatError,
 )
 from codec.structs._encode import encode
 from codec.structs._plan import FieldPlan, MessagePlan
@@ -67,6 +66,7 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         fixed_end,
         fixed_value_of,
         length_end,
+        packed_width,
         read_tag,
         skip_field,
         skip_value,
@@ -83,6 +83,7 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         CHECK_VARINT,
         SHAPE_TEXT,
         _field_numbered,
+        packed_run,
     )
     from codec.structs._struct import (
         _container,
@@ -447,7 +448,7 @@ def _decode_field(
         if _decode_entry(field, entries, data, state.body, after, state, depth):
             return after
         return -1  # as upb does, an entry holding unknown fields stays in the unknown fields
-    if _packed_run(field, wire):
+    if packed_run(field, wire):
         after = _length_end(data, pos, end, state)
         _decode_packed(plan, field, message, data, state.body, after, state)
         return after
@@ -497,17 +498,7 @@ def _accepts(field: FieldPlan, wire: int) -> bool:
     kept as unknown: a map entry is length-delimited, a repeated number may be packed."""
     if field.map_key is not None:
         return wire == LEN
-    return wire == field.wire_type or _packed_run(field, wire)
-
-
-@cython.cfunc
-@cython.inline
-@cython.locals(field=FieldPlan, wire=cython.int)
-@cython.returns(cython.bint)
-@cython.exceptval(check=False)
-def _packed_run(field: FieldPlan, wire: int) -> bool:
-    """Whether an occurrence of ``field`` on wire type ``wire`` is a packed run."""
-    return field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64)
+    return wire == field.wire_type or packed_run(field, wire)
 
 
 @cython.cfunc
@@ -592,7 +583,7 @@ def _decode_packed(
     state: Decoding,
 ) -> None:
     """Append the elements of a packed run ``data[pos:end]`` to the field's list."""
-    width = _packed_width(field, pos, end, state)
+    width = packed_width(field.wire_type, pos, end, state.base)
     if state.numpy and field.numpy_type:
         column = _numpy_column(field, _slot(message, field), data, pos, end, state, width)
         _store(message, field, column)
@@ -605,16 +596,6 @@ def _decode_packed(
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
                 _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after
-
-
-def _packed_width(field: FieldPlan, pos: int, end: int, state: Decoding) -> int:
-    """The width of a packed run's elements (0: varints), checked against its size."""
-    width = 4 if field.wire_type == I32 else 8 if field.wire_type == I64 else 0
-    if width and (end - pos) % width:
-        raise WireFormatError(
-            "packed fixed-width run is not a whole number of elements", state.base + pos
-        )
-    return width
 
 
 def _keep_stray(field: FieldPlan, raw: int, state: Decoding) -> None:
@@ -960,7 +941,7 @@ def _check_field(
         _spend(state, 1, state.base + pos)
         _check_entry(field, data, state.body, after, state, depth)
         return after
-    if _packed_run(field, wire):
+    if packed_run(field, wire):
         after = _length_end(data, pos, end, state)
         _check_packed(field, data, state.body, after, state)
         return after
@@ -986,7 +967,7 @@ def _check_field(
 
 def _check_packed(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> None:
     """Check a packed run ``data[pos:end]`` as :func:`_decode_packed` reads it."""
-    width = _packed_width(field, pos, end, state)
+    width = packed_width(field.wire_type, pos, end, state.base)
     if width and state.numpy and field.numpy_type:
         _spend(state, (end - pos) // width, state.base + pos)
         pos = end  # a column of the run's bytes

@@ -87,3 +87,10 @@ cdef inline FieldPlan _field_numbered(MessagePlan plan, Py_ssize_t number):
     if number < len(numbered):
         return <FieldPlan>numbered[number]  # a FieldPlan or None, as MessagePlan made it
     return plan.by_number.get(number)
+
+
+cdef inline bint packed_run(FieldPlan field, int wire) noexcept:
+    # whether an occurrence of field on wire type ``wire`` is a packed run
+    return field.repeated and wire == LEN and (
+        field.wire_type == VARINT or field.wire_type == I32 or field.wire_type == I64
+    )

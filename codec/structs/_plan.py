@@ -349,7 +349,7 @@ class MessagePlan:
         self.cls = cls
 
 
-if not cython.compiled:  # compiled, _plan.pxd holds it, inlined where it is used
+if not cython.compiled:  # compiled, _plan.pxd holds these, inlined where they are used
 
     def _field_numbered(plan: MessagePlan, number: int) -> FieldPlan | None:
         """The field numbered ``number`` in ``plan``, or None (small numbers by list index)."""
@@ -357,6 +357,10 @@ if not cython.compiled:  # compiled, _plan.pxd holds it, inlined where it is use
         if number < len(numbered):
             return numbered[number]
         return plan.by_number.get(number)
+
+    def packed_run(field: FieldPlan, wire: int) -> bool:
+        """Whether an occurrence of ``field`` on wire type ``wire`` is a packed run."""
+        return field.repeated and wire == LEN and field.wire_type in (VARINT, I32, I64)
 
 
 def is_plain_attribute(name: str) -> bool:

@@ -186,9 +186,7 @@ class Reader:
         """
         if not _is_made(self):
             raise TypeError("a Reader is bound once made")
-        if not (0 <= shift <= _MAX_POSITION and 0 <= size <= _MAX_POSITION):
-            raise ValueError(f"positions are from 0 to {_MAX_POSITION}")
-        if not 0 <= span_limit <= _MAX_POSITION:
+        if not all(0 <= position <= _MAX_POSITION for position in (shift, size, span_limit)):
             raise ValueError(f"positions are from 0 to {_MAX_POSITION}")
         held = (_bytes(validity), _bytes(offsets), _bytes(values))  # their exports, kept
         if validity is not None:
@@ -394,10 +392,12 @@ def _message(reader: Reader, p: int, walk: Walk) -> None:
             end = _offset(child, q + 1)
             if start != end or not child.implicit:
                 _text(child, q, start, end, walk)
-        elif _bit(child.values, q) or not child.implicit:  # BOOLS
-            _room(walk, _SCALAR_ROOM)
-            walk.pos = _tag_at(walk.out, walk.pos, child)
-            walk.pos = write_le(walk.out, walk.pos, _bit(child.values, q), 1)
+        else:  # BOOLS
+            raw = _bit(child.values, q)
+            if raw or not child.implicit:
+                _room(walk, _SCALAR_ROOM)
+                walk.pos = _tag_at(walk.out, walk.pos, child)
+                walk.pos = write_le(walk.out, walk.pos, raw, 1)
 
 
 def _composite(reader: Reader, q: int, walk: Walk) -> None:

@@ -7,7 +7,8 @@ Input layout::
               that reach a message with extensions, which the columns pass over)
     data[1]   options: bits 0-1 the batch size, one of BATCHES; bits 2-3 the chunk
               size the stream is read in, one of CHUNKS (0: given as bytes); bit 4
-              large_types; bit 5 strict prefixes; bit 6 max_frame_size=SMALL_FRAME
+              large_types; bit 5 strict prefixes; bit 6 max_frame_size=SMALL_FRAME;
+              bit 7 enum_names
     data[2:]  the stream: frames with their length prefixes, damaged as they come
 
 Short inputs default the missing header bytes to 0, so any byte string is an input.
@@ -56,7 +57,7 @@ except ImportError:  # run as ``python fuzz/fuzz_arrow.py``: fuzz/ is sys.path[0
 BATCHES = (1, 2, 7, 65536)
 CHUNKS = (0, 1, 7, 64)
 SMALL_FRAME = 64
-LARGE, STRICT, SMALL = 0x10, 0x20, 0x40
+LARGE, STRICT, SMALL, NAMES = 0x10, 0x20, 0x40, 0x80
 NOT_UTF8 = "is not valid UTF-8 (an Arrow string column needs it)"
 
 
@@ -90,6 +91,7 @@ def pick(data: bytes) -> tuple[Any, dict[str, Any], int, bytes]:
     kwargs = {
         "batch_size": BATCHES[options & 3],
         "large_types": bool(options & LARGE),
+        "enum_names": bool(options & NAMES),
         "strict": bool(options & STRICT),
         "max_frame_size": SMALL_FRAME if options & SMALL else codec.DEFAULT_MAX_FRAME_SIZE,
     }
@@ -164,7 +166,8 @@ def check(data: bytes) -> None:
     for index, (again, struct) in enumerate(zip(back, structs, strict=True)):
         assert _known(again) == _known(struct), f"row {index} reads otherwise: {where}"
 
-    table = codec.arrow.read_table(written, cls, large_types=options["large_types"])
+    shape = {name: options[name] for name in ("large_types", "enum_names")}
+    table = codec.arrow.read_table(written, cls, **shape)
     assert _written(cls, table) == written, f"read and written again, other bytes: {where}"
 
 

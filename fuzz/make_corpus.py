@@ -148,6 +148,9 @@ ARROW_SEEDS: dict[str, bytes] = {
     "valid-record-large-strict-chunk-7": _arrow(
         _frames(_RECORD, _RECORD, _RECORD), 2, 0x01 | 0x08 | fuzz_arrow.LARGE | fuzz_arrow.STRICT
     ),
+    "valid-alltypes-enum-names": _arrow(
+        _frames(STRUCT_MESSAGES["valid-alltypes"][2]), 0, fuzz_arrow.NAMES
+    ),
     "valid-frames-then-too-large-64": _arrow(
         _frames(b"", STRUCT_MESSAGES["valid-alltypes"][2]), 0, fuzz_arrow.SMALL
     ),

@@ -300,6 +300,61 @@ def test_a_message_without_fields_keeps_its_rows() -> None:
     assert bytes(encoder.getbuffer()) == b"\0\0\0"
 
 
+def test_enums_by_name() -> None:
+    """enum_names: each enum a dictionary column of its values' names, a number the enum
+    does not declare by its digits (nothing lost), nulls where the field is not set; the
+    table writes back the frames it was read from."""
+    messages = [
+        everything_pb2.AllTypes(f_color=2, p_shape=[-7, 1, 9], m_sint32_color={3: -1}),
+        everything_pb2.AllTypes(f_color=17, o_color=-(2**31), u_color=[0, 2**31 - 1]),
+        everything_pb2.AllTypes(),
+    ]
+    stream = framed([message.SerializeToString() for message in messages])
+    table = codec.arrow.read_table(stream, everything_pb2.AllTypes, enum_names=True)
+    named = pa.dictionary(pa.int32(), pa.string())
+    assert table.schema.field("f_color").type == named
+    assert table.schema == codec.arrow.schema(everything_pb2.AllTypes, enum_names=True)
+    assert table.column("f_color").to_pylist() == ["COLOR_GREEN", "17", "COLOR_UNSPECIFIED"]
+    assert table.column("o_color").to_pylist() == [None, "COLOR_LOWEST", None]
+    assert table.column("p_shape").to_pylist()[0] == ["SHAPE_INSIDE_OUT", "SHAPE_SQUARE", "9"]
+    assert table.column("u_color").to_pylist()[1] == ["COLOR_UNSPECIFIED", "COLOR_HIGHEST"]
+    assert table.column("m_sint32_color").to_pylist()[0] == [(3, "COLOR_INFRARED")]
+    numbers = codec.arrow.read_table(stream, everything_pb2.AllTypes)
+    assert numbers.column("f_color").to_pylist() == [2, 17, 0]
+    for data in (table, numbers):
+        encoder = codec.FrameEncoder()
+        codec.arrow.write_frames(encoder, data, everything_pb2.AllTypes)
+        assert bytes(encoder.getbuffer()) == stream
+
+
+def test_enum_names_that_name_nothing_are_refused() -> None:
+    """Written back, a name the enum does not have (nor an int32's digits) is an
+    EncodeError naming the column, and nothing is written."""
+    good = codec.arrow.read_table(
+        framed([everything_pb2.AllTypes(f_color=1).SerializeToString()]),
+        everything_pb2.AllTypes,
+        enum_names=True,
+    )
+    index = good.schema.get_field_index("f_color")
+    for name in ("COLOR_PURPLE", "2147483648", "0x10", ""):
+        colors = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array([name]))
+        table = good.set_column(index, good.schema.field(index), colors)
+        encoder = codec.FrameEncoder()
+        with pytest.raises(codec.EncodeError, match=f"column f_color: '{name}' is neither"):
+            codec.arrow.write_frames(encoder, table, everything_pb2.AllTypes)
+        assert len(encoder) == 0
+    # Any integer indices, large_string names, a null index: an absent field.
+    colors = pa.DictionaryArray.from_arrays(
+        pa.array([1, None, 0], pa.int8()), pa.array(["-5", "COLOR_BLUE"], pa.large_string())
+    )
+    table = pa.concat_tables([good] * 3).combine_chunks().set_column(index, "f_color", colors)
+    encoder = codec.FrameEncoder()
+    codec.arrow.write_frames(encoder, table, everything_pb2.AllTypes)
+    decoder = codec.FrameDecoder(message_type=codec.struct(everything_pb2.AllTypes))
+    decoder.feed(encoder.getbuffer())
+    assert [int(message.f_color) for message in decoder] == [3, 0, -5]
+
+
 def test_the_arguments_are_checked_at_once() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         codec.arrow.read_batches(b"", peerbench.Record, batch_size=0)

@@ -60,8 +60,10 @@ def test_a_stream_read_into_arrow_writes_back_as_it_was(name: str, data: st.Data
     messages = data.draw(st.lists(pb2_messages(cls), max_size=5))
     stream = struct_frames([codec.decode(struct_class, m.SerializeToString()) for m in messages])
     batch_size = data.draw(st.integers(1, 6))
-    large = data.draw(st.booleans())
-    table = codec.arrow.read_table(stream, struct_class, batch_size=batch_size, large_types=large)
+    large, named = data.draw(st.booleans()), data.draw(st.booleans(), label="enum_names")
+    table = codec.arrow.read_table(
+        stream, struct_class, batch_size=batch_size, large_types=large, enum_names=named
+    )
     assert rewritten(table, struct_class) == stream
 
 

@@ -43,7 +43,7 @@ from codec._buffer import RECEIVE_CHUNK
 from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
 from codec.arrow._scale import INDEX_SUFFIX, read_dask, read_ray, write_index
-from codec.arrow._schema import DEFAULT_BATCH_SIZE, Layout, plan_for
+from codec.arrow._schema import DEFAULT_BATCH_SIZE, Layout, plan_for, schema_options
 from codec.arrow._writers import encode_batches
 from codec.errors import DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_size
@@ -65,14 +65,19 @@ __all__ = [
 ]
 
 
-def schema(message_type: Any, *, large_types: bool = False) -> pyarrow.Schema:
+def schema(
+    message_type: Any, *, large_types: bool = False, enum_names: bool = False
+) -> pyarrow.Schema:
     """The Arrow schema of the batches of ``message_type`` (a struct or pb2 message class).
 
     ``large_types`` gives strings, bytes and lists 64-bit offsets
     (``large_string``, ``large_binary``, ``large_list``), for batches holding
-    more than 2 GiB in one column.
+    more than 2 GiB in one column. ``enum_names`` makes each enum a
+    dictionary column of its values' names (``dictionary<values=string,
+    indices=int32>``) instead of ``int32`` numbers; a number the enum does
+    not declare reads as its digits (``"17"``).
     """
-    return Layout(_arrow(), plan_for(message_type), checked_flag("large_types", large_types)).schema
+    return _layout(_arrow(), plan_for(message_type), large_types, enum_names).schema
 
 
 def read_batches(
@@ -81,6 +86,7 @@ def read_batches(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     large_types: bool = False,
+    enum_names: bool = False,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     strict: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
@@ -93,6 +99,7 @@ def read_batches(
     :func:`codec.read_frames` (a file, a socket, ``io.BytesIO``), read
     ``chunk_size`` bytes at a time: memory holds a batch and a chunk, not the
     stream. Each batch has ``batch_size`` rows, the last one fewer.
+    ``large_types`` and ``enum_names`` are as for :func:`schema`.
     ``max_frame_size`` and ``strict`` are the frame decoder's, ``max_depth``
     the nesting limit of the struct decoder. ``offset`` is the stream offset
     of the source's first byte, for a stream read from a frame in its middle
@@ -101,7 +108,7 @@ def read_batches(
     the iteration goes.
     """
     pa = _arrow()
-    layout = Layout(pa, plan_for(message_type), checked_flag("large_types", large_types))
+    layout = _layout(pa, plan_for(message_type), large_types, enum_names)
     rows = checked_size("batch_size", batch_size, 1)
     depth = checked_count("max_depth", max_depth)
     chunk = checked_size("chunk_size", chunk_size, 1)
@@ -114,8 +121,9 @@ def read_batches(
 def read_table(source: Any, message_type: Any, **options: Any) -> pyarrow.Table:
     """Every message of a framed stream as one ``pyarrow.Table`` (see :func:`read_batches`)."""
     batches = list(read_batches(source, message_type, **options))
-    large = options.get("large_types", False)
-    return _arrow().Table.from_batches(batches, schema=schema(message_type, large_types=large))
+    return _arrow().Table.from_batches(
+        batches, schema=schema(message_type, **schema_options(options))
+    )
 
 
 def write_frames(
@@ -126,8 +134,9 @@ def write_frames(
     ``data`` is a ``pyarrow.RecordBatch`` or ``Table``, an iterable of them,
     or anything that exports an Arrow stream (``__arrow_c_stream__``:
     a Polars or DuckDB result). Its schema is that of :func:`schema`, but its
-    strings, bytes and lists may have 32- or 64-bit offsets and its fields may
-    be nullable: a null is an absent field. Map entries go out in the
+    strings, bytes and lists may have 32- or 64-bit offsets, its fields may
+    be nullable (a null is an absent field), and its enums may be numbers or
+    dictionaries of names (or of numbers' digits). Map entries go out in the
     column's order. Returns the bytes appended.
 
     Errors: :class:`~codec.errors.EncodeError` for a column that does not
@@ -146,7 +155,7 @@ def write_frames(
     plan = plan_for(message_type)
     missing = checked_flag("partial", partial)
     idle = _IDLE_LAYOUTS.setdefault(plan, [])
-    layout = idle.pop() if idle else Layout(pa, plan, False)
+    layout = idle.pop() if idle else Layout(pa, plan, False, True)  # enums: either way
     try:
         batches = _record_batches(pa, data)
         return encode_batches(layout.reader, encoder, batches, layout.bind, missing)
@@ -161,6 +170,11 @@ def write_frames(
 # writing at once, up to _KEPT_LAYOUTS.
 _IDLE_LAYOUTS: dict[Any, list[Layout]] = {}
 _KEPT_LAYOUTS = 4
+
+
+def _layout(pa: Any, plan: Any, large_types: Any, enum_names: Any) -> Layout:
+    large = checked_flag("large_types", large_types)
+    return Layout(pa, plan, large, checked_flag("enum_names", enum_names))
 
 
 def _record_batches(pa: Any, data: Any) -> Any:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from codec._buffer import RECEIVE_CHUNK
-from codec.arrow._schema import DEFAULT_BATCH_SIZE
+from codec.arrow._schema import DEFAULT_BATCH_SIZE, schema_options
 from codec.errors import DecodeError
 from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, checked_size
 from codec.io import stream_reader
@@ -203,8 +203,7 @@ class ReadFile:
 
         from codec.arrow import schema
 
-        large = self.options.get("large_types", False)
-        arrow_schema = schema(self.message_type, large_types=large)
+        arrow_schema = schema(self.message_type, **schema_options(self.options))
         table = pyarrow.Table.from_batches(list(self._batches(part)), schema=arrow_schema)
         return table.to_pandas(types_mapper=pandas.ArrowDtype)
 
@@ -247,7 +246,7 @@ def read_dask(
     from codec.arrow import schema
 
     read = ReadFile(message_type, options)
-    arrow_schema = schema(message_type, large_types=options.get("large_types", False))
+    arrow_schema = schema(message_type, **schema_options(options))
     meta = arrow_schema.empty_table().to_pandas(types_mapper=pandas.ArrowDtype)
     parts = delimited_parts(delimited_files(paths))
     return dask.dataframe.from_map(read, parts, meta=meta, label="codec-arrow")
@@ -273,7 +272,7 @@ def read_ray(
     from codec.arrow import schema
 
     read = ReadFile(message_type, options)
-    arrow_schema = schema(message_type, large_types=options.get("large_types", False))
+    arrow_schema = schema(message_type, **schema_options(options))
     parts = delimited_parts(delimited_files(paths))
     return ray.data.read_datasource(_files_source(ray.data.Datasource)(parts, read, arrow_schema))
 

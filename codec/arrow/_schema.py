@@ -6,7 +6,9 @@ schema and the builders cannot disagree; finished builders become arrays
 over their own buffers, without a copy. The mapping:
 
 * integers, floats and bools to primitive columns of their width; an enum
-  to ``int32`` (its number);
+  to ``int32`` (its number), or with ``enum_names`` to a dictionary column of
+  the names of its values (a number the enum does not declare, which an open
+  enum may hold, by its digits, so nothing read is lost);
 * a string to ``string``, bytes to ``binary`` (``large_string`` and
   ``large_binary`` with ``large_types``, and their lists' offsets 64-bit);
 * a message or group to a ``struct``, null where the field is not set; a
@@ -19,12 +21,14 @@ over their own buffers, without a copy. The mapping:
 The same walk gives the readers that write such batches back as frames
 (``codec.arrow._writers``), one per builder. A batch to write is checked
 against the schema first, column by column, so a mismatch names its
-column; its strings, bytes and lists may have 32- or 64-bit offsets, and
-its fields may be nullable or not, whatever ``large_types`` says.
+column; its strings, bytes and lists may have 32- or 64-bit offsets, its
+fields may be nullable or not, and its enums numbers or names, whatever
+``large_types`` and ``enum_names`` say.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from codec._wire import KIND_NAMES
@@ -70,12 +74,20 @@ def plan_for(message_type: Any) -> MessagePlan:
     return plan
 
 
+def schema_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``read_batches`` that shape the schema, of those given."""
+    return {name: options[name] for name in ("large_types", "enum_names") if name in options}
+
+
 class Layout:
     """A message type's Arrow schema and the root column that builds its batches."""
 
-    def __init__(self, pa: Any, plan: MessagePlan, large_types: bool) -> None:
+    def __init__(
+        self, pa: Any, plan: MessagePlan, large_types: bool, enum_names: bool = False
+    ) -> None:
         self._pa = pa
         self._large = large_types
+        self._enum_names = enum_names
         fields, columns = self._members(plan, (plan.full_name,))
         self.schema = pa.schema(fields)
         self.root = Column(STRUCT, None, False, children=columns, plan=plan)
@@ -121,6 +133,10 @@ class Layout:
         """Bind ``reader`` and its children to ``array`` and its children's arrays."""
         types = self._pa.types
         buffers = array.buffers()  # a buffer not in main memory has no bytes to view
+        if self._pa.types.is_dictionary(array.type):  # an enum's names (see _numbers_of)
+            shift -= array.offset
+            array = _numbers_of(self._pa, reader, array)
+            buffers = array.buffers()
         validity = buffers[0] if array.null_count else None
         size = array.offset + len(array)
         shape = reader.shape
@@ -199,7 +215,10 @@ class Layout:
                 arrow_type = pa.large_binary() if self._large else pa.binary()
             return arrow_type, Column(TEXTS, field, nullable, large=self._large)
         name, width = _FIXED[kind]
-        return getattr(pa, name)(), Column(FIXED, field, nullable, width=width)
+        column = Column(FIXED, field, nullable, width=width)
+        if kind == "enum" and self._enum_names:
+            return pa.dictionary(pa.int32(), pa.string()), column
+        return getattr(pa, name)(), column
 
     # --- arrays, from the builders ---------------------------------------------------
 
@@ -208,6 +227,9 @@ class Layout:
         validity, offsets, values = column.buffers()
         length = column.length
         bitmap = None if validity is None else pa.py_buffer(validity)
+        if pa.types.is_dictionary(arrow_type):  # an enum's numbers, named
+            numbers = pa.Array.from_buffers(pa.int32(), length, [bitmap, pa.py_buffer(values)])
+            return _named(pa, column.field, numbers)  # type: ignore[arg-type]  # an enum's
         if column.shape == FIXED or column.shape == BOOLS:
             return pa.Array.from_buffers(arrow_type, length, [bitmap, pa.py_buffer(values)])
         if column.shape == TEXTS:
@@ -229,6 +251,58 @@ class Layout:
         return pa.Array.from_buffers(
             arrow_type, length, [None, pa.py_buffer(offsets)], children=[items]
         )
+
+
+# --- enums by name ------------------------------------------------------------------
+
+
+def _named(pa: Any, field: FieldPlan, numbers: Any) -> Any:
+    """The dictionary array of the names of enum ``numbers``: each value's first name, in
+    the order the enum declares them, then the digits of numbers it does not declare."""
+    import pyarrow.compute as compute
+
+    declared = list(field.enum_type)
+    value_set = pa.array([int(member) for member in declared], pa.int32())
+    names = [member.name for member in declared]
+    indices = compute.index_in(numbers, value_set=value_set)
+    if indices.null_count > numbers.null_count:  # numbers the enum does not declare
+        others = compute.unique(compute.filter(numbers, compute.is_null(indices))).to_pylist()
+        others = sorted(number for number in others if number is not None)
+        value_set = pa.concat_arrays([value_set, pa.array(others, pa.int32())])
+        names += [str(number) for number in others]
+        indices = compute.index_in(numbers, value_set=value_set)
+    return pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), pa.array(names, pa.string()))
+
+
+def _numbers_of(pa: Any, reader: Reader, names: Any) -> Any:
+    """The enum numbers of a dictionary array of names (or of numbers' digits), to write."""
+    field: FieldPlan = reader.field  # type: ignore[assignment]  # an enum column's field
+    enum = field.enum_type
+    numbers = []
+    for name in names.dictionary.to_pylist():
+        member = enum.__members__.get(name) if isinstance(name, str) else None
+        if member is not None:
+            numbers.append(int(member))
+        elif isinstance(name, str) and _INT32_DIGITS.fullmatch(name) and _is_int32(int(name)):
+            numbers.append(int(name))
+        else:
+            raise EncodeError(
+                f"column {reader.path}: {name!r} is neither a name of {enum.__qualname__} nor"
+                " an int32 number"
+            )
+    import pyarrow.compute as compute
+
+    try:
+        return compute.take(pa.array(numbers, pa.int32()), names.indices)
+    except IndexError:
+        raise ValueError(f"column {reader.path}: a dictionary index is out of range") from None
+
+
+_INT32_DIGITS = re.compile(r"-?[0-9]{1,10}")
+
+
+def _is_int32(number: int) -> bool:
+    return -(1 << 31) <= number < 1 << 31
 
 
 # --- the readers, and the schema of a batch to write -----------------------------------
@@ -308,8 +382,16 @@ def _check_type(pa: Any, expected: Any, found: Any, path: str) -> None:
     elif types.is_binary(expected):
         if not (types.is_binary(found) or types.is_large_binary(found)):
             _mismatch(expected, found, path)
+    elif types.is_dictionary(expected):  # an enum: its numbers, or a dictionary of names
+        named = types.is_dictionary(found) and types.is_integer(found.index_type)
+        if not (found == pa.int32() or (named and _is_text(types, found.value_type))):
+            _mismatch(expected, found, path)
     elif expected != found:
         _mismatch(expected, found, path)
+
+
+def _is_text(types: Any, arrow_type: Any) -> bool:
+    return bool(types.is_string(arrow_type) or types.is_large_string(arrow_type))
 
 
 def _mismatch(expected: Any, found: Any, path: str) -> None:

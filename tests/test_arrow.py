@@ -327,6 +327,26 @@ def test_enums_by_name() -> None:
         assert bytes(encoder.getbuffer()) == stream
 
 
+def test_enums_by_name_write_the_rows_of_slices() -> None:
+    """Sliced dictionary arrays, at the top and inside structs, lists and maps, write their
+    own rows."""
+    messages = [
+        everything_pb2.AllTypes(
+            f_color=i % 4, p_shape=[1, -7, 9][: i % 4], o_leaf=dict(color=i), m_sint32_color={i: 2}
+        )
+        for i in range(7)
+    ]
+    payloads = [message.SerializeToString() for message in messages]
+    table = codec.arrow.read_table(
+        framed(payloads), everything_pb2.AllTypes, enum_names=True, batch_size=3
+    )
+    for start, rows in ((1, 3), (2, 4), (5, 2), (3, 1)):
+        for data in (table.slice(start, rows), table.combine_chunks().slice(start, rows)):
+            encoder = codec.FrameEncoder()
+            codec.arrow.write_frames(encoder, data, everything_pb2.AllTypes)
+            assert bytes(encoder.getbuffer()) == framed(payloads[start : start + rows])
+
+
 def test_enum_names_that_name_nothing_are_refused() -> None:
     """Written back, a name the enum does not have (nor an int32's digits) is an
     EncodeError naming the column, and nothing is written."""
@@ -343,6 +363,16 @@ def test_enum_names_that_name_nothing_are_refused() -> None:
         with pytest.raises(codec.EncodeError, match=f"column f_color: '{name}' is neither"):
             codec.arrow.write_frames(encoder, table, everything_pb2.AllTypes)
         assert len(encoder) == 0
+    for index_value in (-1, 1):  # not valid Arrow: made unchecked
+        colors = pa.DictionaryArray.from_arrays(
+            pa.array([index_value], pa.int8()), pa.array(["COLOR_RED"]), safe=False
+        )
+        with pytest.raises(ValueError, match="column f_color: a dictionary index is out of"):
+            codec.arrow.write_frames(
+                codec.FrameEncoder(),
+                good.set_column(index, "f_color", colors),
+                everything_pb2.AllTypes,
+            )
     # Any integer indices, large_string names, a null index: an absent field.
     colors = pa.DictionaryArray.from_arrays(
         pa.array([1, None, 0], pa.int8()), pa.array(["-5", "COLOR_BLUE"], pa.large_string())

@@ -134,7 +134,6 @@ class Layout:
         types = self._pa.types
         buffers = array.buffers()  # a buffer not in main memory has no bytes to view
         if self._pa.types.is_dictionary(array.type):  # an enum's names (see _numbers_of)
-            shift -= array.offset
             array = _numbers_of(self._pa, reader, array)
             buffers = array.buffers()
         validity = buffers[0] if array.null_count else None
@@ -275,7 +274,8 @@ def _named(pa: Any, field: FieldPlan, numbers: Any) -> Any:
 
 
 def _numbers_of(pa: Any, reader: Reader, names: Any) -> Any:
-    """The enum numbers of a dictionary array of names (or of numbers' digits), to write."""
+    """The enum numbers of a dictionary array of names (or of numbers' digits), to write:
+    an array whose positions are those of ``names``'s buffers (nulls before its offset)."""
     field: FieldPlan = reader.field  # type: ignore[assignment]  # an enum column's field
     enum = field.enum_type
     numbers = []
@@ -293,9 +293,12 @@ def _numbers_of(pa: Any, reader: Reader, names: Any) -> Any:
     import pyarrow.compute as compute
 
     try:
-        return compute.take(pa.array(numbers, pa.int32()), names.indices)
+        taken = compute.take(pa.array(numbers, pa.int32()), names.indices)
     except IndexError:
         raise ValueError(f"column {reader.path}: a dictionary index is out of range") from None
+    if names.offset:
+        return pa.concat_arrays([pa.nulls(names.offset, pa.int32()), taken])
+    return taken
 
 
 _INT32_DIGITS = re.compile(r"-?[0-9]{1,10}")

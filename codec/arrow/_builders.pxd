@@ -13,6 +13,8 @@ from codec.structs._decode cimport Decoder, codec_ascii
 from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered, packed_run
 
 cdef extern from "Python.h":
+    ctypedef struct PyObject
+    PyObject *PyTuple_GET_ITEM(object items, Py_ssize_t index)
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     char *PyByteArray_AS_STRING(object data)
 
@@ -68,7 +70,8 @@ cdef class Column:
     cdef readonly FieldPlan field
     cdef readonly bint nullable
     cdef readonly Py_ssize_t width, offset_width
-    cdef readonly tuple children
+    cdef readonly tuple children, numbered
+    cdef readonly int number_wire, kind
     cdef readonly MessagePlan plan
     cdef object checker
     cdef readonly tuple others
@@ -107,10 +110,15 @@ cdef class Walk:
                n=Py_ssize_t, body=Py_ssize_t, row=Py_ssize_t)
 cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
                                Py_ssize_t max_depth=*) except -1
-@cython.locals(plan=MessagePlan, row=Py_ssize_t, dropped=bint, start=Py_ssize_t, head=cython.longlong,
-               tag=uint64_t, field=FieldPlan, child=Column, after=Py_ssize_t)
+@cython.locals(row=Py_ssize_t, dropped=bint, start=Py_ssize_t, head=cython.longlong,
+               tag=uint64_t, child="PyObject *", field=FieldPlan, after=Py_ssize_t)
 cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Walk walk, int depth, int group) except -1
+@cython.locals(numbered=tuple, field=FieldPlan)
+cdef inline PyObject *_column_numbered(Column column, uint64_t number)
+@cython.locals(n=Py_ssize_t, bits=uint64_t, after=Py_ssize_t, width=Py_ssize_t)
+cdef inline Py_ssize_t _number(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                               int wire, Walk walk, Py_ssize_t row) except -1
 @cython.locals(after=Py_ssize_t, entries=Column, entry=Py_ssize_t, items=Column)
 cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,

@@ -47,6 +47,8 @@ from codec.structs._decode import Decoder
 from codec.structs._plan import FieldPlan, MessagePlan
 
 if not cython.compiled:  # compiled, _builders.pxd cimports these C functions and constants
+    from operator import getitem as PyTuple_GET_ITEM
+
     from codec._buffer import make_room
     from codec._varint import read_le, varint_value
     from codec._wire import (
@@ -120,6 +122,19 @@ class Column:
         self.offset_width = 8 if large else 4
         self.children = members
         self.plan = plan
+        # A STRUCT's children by field number, for the numbers its plan finds by index
+        # (None where none is): the walk's one lookup of a field's column.
+        self.numbered: tuple[Column | None, ...] = ()
+        if plan is not None:
+            self.numbered = tuple(
+                None if field is None else members[field.slot] for field in plan.numbered
+            )
+        # The wire type of the singular number (a bool too) this column holds, on which the
+        # walk writes it by its short path (_number); -1 for any other column.
+        self.number_wire = -1
+        self.kind = -1 if field is None else field.kind
+        if shape in (FIXED, BOOLS) and field is not None and field.closed_enum is None:
+            self.number_wire = field.wire_type
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.others: tuple[Column, ...] = ()  # the columns of the other members of its oneof
         self.clear()
@@ -194,9 +209,11 @@ class Column:
             self.finish(row)
 
     def finish(self, row: int) -> None:
-        """End row ``row`` of a STRUCT: each child's too."""
+        """End row ``row`` of a STRUCT: each child's too (a number, string or bytes met in
+        the row needs nothing more)."""
         for child in self.children:
-            cython.cast(Column, child).close(row)
+            if cython.cast(Column, child).shape > TEXTS or cython.cast(Column, child).length == row:
+                cython.cast(Column, child).close(row)
 
     def end_list(self) -> None:
         """End the row of a LIST or MAP: its elements are those appended since the last."""
@@ -381,7 +398,6 @@ def _fields(
     return where they end (a group's end-group tag, for ``group``, the group's number)."""
     if depth > walk.max_depth:
         raise DepthLimitError(f"messages nested deeper than {walk.max_depth}", walk.base + pos)
-    plan: MessagePlan = column.plan  # type: ignore[assignment]
     row = column.length - 1
     dropped = False  # a field passed over, or a value not written
     while pos < end:
@@ -393,15 +409,27 @@ def _fields(
             if group and tag >> 3 == group:
                 return pos
             stray_end_group(tag >> 3, start, walk.base)
-        field = _field_numbered(plan, tag >> 3)
+        # The field's column, not held: the column's tuples hold it and are never replaced.
+        child = _column_numbered(column, tag >> 3)
         after = -1
-        if field is not None:
-            child = cython.cast(Column, column.children[field.slot])
-            if child.shape <= TEXTS and field.kind != MESSAGE and tag & 7 == field.wire_type:
-                # a number, string or bytes of a singular field, the most common case
-                after = _value(child, field, data, pos, end, tag & 7, walk, row, depth)
+        if cython.cast(object, child) is None:
+            pass  # a number the message does not have
+        elif cython.cast(Column, child).number_wire == tag & 7:  # the most common case
+            after = _number(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
+        else:
+            field = cython.cast(Column, child).field
+            if (
+                cython.cast(Column, child).shape <= TEXTS
+                and field.kind != MESSAGE
+                and tag & 7 == field.wire_type
+            ):  # a string, bytes, or a closed enum's number, of a singular field
+                after = _value(
+                    cython.cast(Column, child), field, data, pos, end, tag & 7, walk, row, depth
+                )
             else:
-                after = _field(child, field, data, pos, end, tag & 7, walk, depth, row)
+                after = _field(
+                    cython.cast(Column, child), field, data, pos, end, tag & 7, walk, depth, row
+                )
             if walk.dropped_value:
                 walk.dropped_value = False
                 dropped = True
@@ -414,6 +442,36 @@ def _fields(
         raise TruncatedError("message ends inside a group", walk.base + pos)
     walk.dropped = dropped
     return pos
+
+
+def _column_numbered(column: Column, number: int) -> Any:
+    """The child of ``column``, a STRUCT, holding field ``number``, or None; not held."""
+    numbered = column.numbered
+    if number < len(numbered):
+        return PyTuple_GET_ITEM(numbered, number)
+    field = _field_numbered(column.plan, number)  # type: ignore[arg-type]  # a STRUCT's
+    if field is None:
+        return cython.cast("PyObject *", None)
+    return PyTuple_GET_ITEM(column.children, field.slot)
+
+
+def _number(column: Column, data: Any, pos: int, end: int, wire: int, walk: Walk, row: int) -> int:
+    """Write the number at ``pos``, on ``column.number_wire``, as the value of row ``row``
+    of its singular field (3); return where it ends."""
+    if wire == VARINT:
+        n = varint_length(data, pos, end, walk.base)
+        bits = _varint_bits(column.kind, varint_value(data, pos, n))
+        after = pos + n
+    else:
+        width = 4 if wire == I32 else 8
+        after = fixed_end(pos, end, walk.base, width)
+        bits = read_le(data, pos, width)
+    _replace(column, row)
+    if column.shape == BOOLS:
+        column.put_bool(bits != 0)
+    else:
+        column.put_bits(bits)
+    return after
 
 
 def _field(

@@ -9,7 +9,9 @@ and divide the difference of the two totals by the count and by the workload's
 items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message; W4: 100
 OTLP requests of 40 spans;
 wire-writer: 3,000 fields; packed-columns: 20 numpy columns of 1,000 sint64
-written and read back; construct: one struct). ``W2-encode-upb`` is upb's
+written and read back; arrow-read-*: 1,000 framed messages into an Arrow table,
+for which ``--toggle-collect=__pyx_f_5codec_5arrow_9_builders_decode_frames``
+counts the column walk alone; construct: one struct). ``W2-encode-upb`` is upb's
 ``SerializeToString`` of the same trace; the W1 rows frame the same records as
 structs, as pb2 messages, and as payloads (``encode`` and ``write``). Compare
 trees that were each compiled afresh: objects left from an earlier build of
@@ -165,6 +167,30 @@ def _packed_columns() -> Callable[[], object]:
     return batch
 
 
+def _arrow_read(workload: str) -> Callable[[], object]:
+    """codec.arrow.read_table of 1,000 framed messages (arrow_columns.py's workloads)."""
+    import otlp
+    from jobs import best_encode, sample_corpus
+
+    import codec.arrow
+
+    if workload == "W1":
+        messages = sample_corpus(1000).messages
+    elif workload == "W3":
+        messages = peerbench.records(1000)
+    else:  # the spans of 25 OTLP requests
+        messages = [
+            span
+            for request in otlp.requests(25)
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
+    struct = codec.struct(type(messages[0]))
+    stream = bytes(best_encode(messages))
+    return lambda: codec.arrow.read_table(stream, struct)
+
+
 def _construct() -> Callable[[], object]:
     sample = codec.struct(peers.Sample)
     return lambda: sample(ts_ns=1, scope_id=2, value=3, name="x")
@@ -185,6 +211,9 @@ WORKLOADS = {
     "W3-encode-deterministic": lambda: _w3_encode(True),
     "W3-decode": _w3_decode,
     "W4-encode": _w4_encode,
+    "arrow-read-W1": lambda: _arrow_read("W1"),
+    "arrow-read-W3": lambda: _arrow_read("W3"),
+    "arrow-read-OTLP-spans": lambda: _arrow_read("OTLP"),
     "construct": _construct,
 }
 

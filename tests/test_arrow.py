@@ -373,6 +373,13 @@ def test_enum_names_that_name_nothing_are_refused() -> None:
                 good.set_column(index, "f_color", colors),
                 everything_pb2.AllTypes,
             )
+    numbers = pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), pa.array([3], pa.int64()))
+    with pytest.raises(codec.EncodeError, match="where the message's schema has an enum's int32"):
+        codec.arrow.write_frames(
+            codec.FrameEncoder(),
+            good.set_column(index, "f_color", numbers),
+            everything_pb2.AllTypes,
+        )
     # Any integer indices, large_string names, a null index: an absent field.
     colors = pa.DictionaryArray.from_arrays(
         pa.array([1, None, 0], pa.int8()), pa.array(["-5", "COLOR_BLUE"], pa.large_string())

@@ -388,7 +388,7 @@ def _check_type(pa: Any, expected: Any, found: Any, path: str) -> None:
     elif types.is_dictionary(expected):  # an enum: its numbers, or a dictionary of names
         named = types.is_dictionary(found) and types.is_integer(found.index_type)
         if not (found == pa.int32() or (named and _is_text(types, found.value_type))):
-            _mismatch(expected, found, path)
+            _mismatch("an enum's int32 numbers or a dictionary of its names", found, path)
     elif expected != found:
         _mismatch(expected, found, path)
 

@@ -133,7 +133,7 @@ class Layout:
         """Bind ``reader`` and its children to ``array`` and its children's arrays."""
         types = self._pa.types
         buffers = array.buffers()  # a buffer not in main memory has no bytes to view
-        if self._pa.types.is_dictionary(array.type):  # an enum's names (see _numbers_of)
+        if types.is_dictionary(array.type):  # an enum's names (see _numbers_of)
             array = _numbers_of(self._pa, reader, array)
             buffers = array.buffers()
         validity = buffers[0] if array.null_count else None
@@ -276,6 +276,8 @@ def _named(pa: Any, field: FieldPlan, numbers: Any) -> Any:
 def _numbers_of(pa: Any, reader: Reader, names: Any) -> Any:
     """The enum numbers of a dictionary array of names (or of numbers' digits), to write:
     an array whose positions are those of ``names``'s buffers (nulls before its offset)."""
+    import pyarrow.compute as compute
+
     field: FieldPlan = reader.field  # type: ignore[assignment]  # an enum column's field
     enum = field.enum_type
     numbers = []
@@ -290,8 +292,6 @@ def _numbers_of(pa: Any, reader: Reader, names: Any) -> Any:
                 f"column {reader.path}: {name!r} is neither a name of {enum.__qualname__} nor"
                 " an int32 number"
             )
-    import pyarrow.compute as compute
-
     try:
         taken = compute.take(pa.array(numbers, pa.int32()), names.indices)
     except IndexError:

@@ -96,19 +96,6 @@ cdef inline Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py
     return 0
 
 
-cdef inline uint64_t varint_value(const unsigned char *data, Py_ssize_t pos,
-                                  Py_ssize_t n) noexcept nogil:
-    cdef uint64_t value = 0
-    cdef unsigned int shift = 0
-    cdef Py_ssize_t i
-    if n == 1:  # most tags and lengths
-        return data[pos]
-    for i in range(n):
-        value |= (<uint64_t>(data[pos + i] & 0x7F)) << shift
-        shift += 7
-    return value
-
-
 cdef extern from *:
     """
     /* A 4- or 8-byte little-endian value in one load or store on a little-endian
@@ -142,6 +129,41 @@ cdef extern from *:
     """
     uint64_t codec_read_le(const unsigned char *data, Py_ssize_t width) noexcept nogil
     void codec_write_le(unsigned char *out, uint64_t value, Py_ssize_t width) noexcept nogil
+
+
+cdef extern from *:
+    """
+    /* The 7-bit groups of a varint's first 8 bytes (the low group first), packed into
+       56 bits in three halving steps: the inverse of codec_spread56. */
+    static CYTHON_INLINE uint64_t codec_gather56(uint64_t word) {
+        uint64_t x = word & 0x7F7F7F7F7F7F7F7FULL;
+        x = (x & 0x007F007F007F007FULL) | ((x & 0x7F007F007F007F00ULL) >> 1);
+        x = (x & 0x00003FFF00003FFFULL) | ((x & 0x3FFF00003FFF0000ULL) >> 2);
+        return (x & 0x000000000FFFFFFFULL) | ((x & 0x0FFFFFFF00000000ULL) >> 4);
+    }
+    /* The value of the valid n-byte varint at p, reading only its bytes: 3 to 8 of them
+       from two overlapping loads, gathered at once, not a byte at a time. */
+    static CYTHON_INLINE uint64_t codec_varint_value(const unsigned char *p, Py_ssize_t n) {
+        uint64_t word;
+        if (n == 1) return p[0];  /* most tags and lengths */
+        if (n == 2) return (p[0] & 0x7Fu) | ((uint64_t)p[1] << 7);
+        if (n >= 8) {  /* a timestamp in ns, a negative number */
+            word = codec_gather56(codec_read_le(p, 8));
+            if (n > 8) word |= (uint64_t)(p[8] & 0x7F) << 56;
+            if (n > 9) word |= (uint64_t)(p[9] & 0x7F) << 63;
+            return word;
+        }
+        if (n >= 4) word = codec_read_le(p, 4) | (codec_read_le(p + n - 4, 4) << (8 * (n - 4)));
+        else word = p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16);
+        return codec_gather56(word);
+    }
+    """
+    uint64_t codec_varint_value(const unsigned char *p, Py_ssize_t n) noexcept nogil
+
+
+cdef inline uint64_t varint_value(const unsigned char *data, Py_ssize_t pos,
+                                  Py_ssize_t n) noexcept nogil:
+    return codec_varint_value(data + pos, n)
 
 
 cdef inline uint64_t read_le(const unsigned char *data, Py_ssize_t pos,

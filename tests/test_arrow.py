@@ -205,6 +205,34 @@ def test_real_streams_of_every_workload() -> None:
             check_rows(table, [codec.from_pb2(message) for message in messages])
 
 
+def test_readers_at_once_each_read_their_own_rows() -> None:
+    """Layouts are kept between calls: a reader left unfinished, one read in the middle of
+    it, and batches that start sized like the last must each still give their own rows."""
+    records = peerbench.records(40)
+    stream = framed([record.SerializeToString() for record in records])
+    few = framed([record.SerializeToString() for record in records[:3]])
+    expected = [codec.from_pb2(record) for record in records]
+    check_rows(codec.arrow.read_table(few, peerbench.Record), expected[:3])  # one kept
+    left = codec.arrow.read_batches(stream, peerbench.Record, batch_size=7)
+    first = next(left)  # unfinished, for now
+    check_rows(codec.arrow.read_table(few, peerbench.Record), expected[:3])
+
+    class ReadingWhileRead(io.BytesIO):
+        def readinto1(self, room: Any) -> int:  # with rows of a batch written
+            check_rows(codec.arrow.read_table(few, peerbench.Record), expected[:3])
+            return super().readinto1(room)
+
+    source = ReadingWhileRead(stream)
+    check_rows(codec.arrow.read_table(source, peerbench.Record, chunk_size=100), expected)
+    inside = codec.arrow.read_batches(stream, peerbench.Record, batch_size=5)
+    check_rows(pa.Table.from_batches([next(inside)]), expected[:5])
+    check_rows(pa.Table.from_batches([first, *left]), expected)
+    check_rows(pa.Table.from_batches([*inside]), expected[5:])
+    for _ in range(2):  # the layouts the finished readers gave back
+        check_rows(codec.arrow.read_table(stream, peerbench.Record, batch_size=16), expected)
+    assert codec.arrow.schema(peerbench.Record) == codec.arrow.schema(peerbench.Record)
+
+
 def test_merges_and_oneofs_follow_protobuf() -> None:
     """A singular value met twice: the last; a sub-message met twice: merged; a oneof:
     the last member met, a message member merged only with itself; as structs read it."""

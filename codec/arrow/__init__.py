@@ -35,11 +35,11 @@ whose schema is the message type's becomes a frame, written straight into a
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from codec._buffer import RECEIVE_CHUNK
+from codec._varint import byte_view
 from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
 from codec.arrow._builders import decode_frames
 from codec.arrow._scale import INDEX_SUFFIX, read_dask, read_ray, write_index
@@ -77,7 +77,9 @@ def schema(
     indices=int32>``) instead of ``int32`` numbers; a number the enum does
     not declare reads as its digits (``"17"``).
     """
-    return _layout(_arrow(), plan_for(message_type), large_types, enum_names).schema
+    layout = _layout(_arrow(), plan_for(message_type), large_types, enum_names)
+    _give_back(layout)
+    return layout.schema
 
 
 def read_batches(
@@ -113,9 +115,7 @@ def read_batches(
     depth = checked_count("max_depth", max_depth)
     chunk = checked_size("chunk_size", chunk_size, 1)
     decoder = FrameDecoder(max_frame_size, strict=strict, offset=offset)
-    if not callable(getattr(source, "read", None)) and not hasattr(source, "recv_into"):
-        source = io.BytesIO(memoryview(source))  # raises TypeError for what is not bytes
-    return _batches(layout, decoder, stream_reader(source), rows, depth, chunk, offset)
+    return _batches(layout, decoder, _reader_of(source), rows, depth, chunk, offset)
 
 
 def read_table(source: Any, message_type: Any, **options: Any) -> pyarrow.Table:
@@ -152,29 +152,42 @@ def write_frames(
     pa = _arrow()
     if not isinstance(encoder, FrameEncoder):
         raise TypeError(f"encoder must be a codec.FrameEncoder, not {type(encoder).__name__}")
-    plan = plan_for(message_type)
     missing = checked_flag("partial", partial)
-    idle = _IDLE_LAYOUTS.setdefault(plan, [])
-    layout = idle.pop() if idle else Layout(pa, plan, False, True)  # enums: either way
+    layout = _layout(pa, plan_for(message_type), False, True)  # enums: either way
     try:
         batches = _record_batches(pa, data)
         return encode_batches(layout.reader, encoder, batches, layout.bind, missing)
     finally:
         layout.reader.unbind()  # the batch is not kept alive
-        if len(idle) < _KEPT_LAYOUTS:
-            idle.append(layout)
+        _give_back(layout)
 
 
-# Layouts made for write_frames, by plan, kept for the next call (a layout is
-# made in tens of microseconds, a small batch written in as many): one a thread
-# writing at once, up to _KEPT_LAYOUTS.
-_IDLE_LAYOUTS: dict[Any, list[Layout]] = {}
+# Layouts by plan and options, idle, for the next call that reads, writes or names the
+# schema of their type: a layout is made in tens to hundreds of microseconds, as long
+# as a small batch takes to read. A call takes one for itself, so that no two threads
+# or unfinished readers share one, and gives it back when done, up to _KEPT_LAYOUTS.
+_IDLE_LAYOUTS: dict[tuple[Any, bool, bool], list[Layout]] = {}
 _KEPT_LAYOUTS = 4
 
 
 def _layout(pa: Any, plan: Any, large_types: Any, enum_names: Any) -> Layout:
-    large = checked_flag("large_types", large_types)
-    return Layout(pa, plan, large, checked_flag("enum_names", enum_names))
+    """A layout of ``plan`` with these options, idle or new, for the caller alone."""
+    key = (plan, checked_flag("large_types", large_types), checked_flag("enum_names", enum_names))
+    idle = _IDLE_LAYOUTS.get(key)
+    if idle:
+        try:
+            return idle.pop()
+        except IndexError:  # another thread took the last one
+            pass
+    return Layout(pa, *key)
+
+
+def _give_back(layout: Layout) -> None:
+    """Keep ``layout``, which its caller no longer uses and left with no rows, for the
+    next call."""
+    idle = _IDLE_LAYOUTS.setdefault(layout.key, [])
+    if len(idle) < _KEPT_LAYOUTS:
+        idle.append(layout)
 
 
 def _record_batches(pa: Any, data: Any) -> Any:
@@ -199,6 +212,25 @@ def _each_batch(pa: Any, items: Any) -> Iterator[Any]:
             raise TypeError(f"expected pyarrow RecordBatches or Tables, not {type(item).__name__}")
 
 
+def _reader_of(source: Any) -> Callable[[memoryview], int | None]:
+    """The function that reads ``source`` into a view: a stream's own, or, for bytes (any
+    buffer), one that copies the next of them, so that the window holds a chunk of them
+    at a time; TypeError for anything else."""
+    if callable(getattr(source, "read", None)) or hasattr(source, "recv_into"):
+        return stream_reader(source)
+    data = byte_view(source, False)
+    position = 0
+
+    def read(room: memoryview) -> int:
+        nonlocal position
+        size = min(len(room), len(data) - position)
+        room[:size] = data[position : position + size]
+        position += size
+        return size
+
+    return read
+
+
 def _batches(
     layout: Layout, decoder: FrameDecoder, read: Any, rows: int, depth: int, chunk: int, offset: int
 ) -> Iterator[Any]:
@@ -206,8 +238,13 @@ def _batches(
     error: DecodeError | None = None
     while error is None:
         try:
-            frames = decoder.take_frames(rows - root.length)
-            if not len(frames):
+            # Each view of the window is let go before the next read: while one is alive,
+            # the window cannot move its bytes in place and copies them to a new one.
+            with decoder.take_frames(rows - root.length) as frames:
+                size = len(frames)
+                if size:
+                    decode_frames(root, frames, offset, depth)
+            if not size:
                 with decoder.get_buffer(chunk) as room:
                     received = read(room)
                 if not received:
@@ -215,16 +252,14 @@ def _batches(
                     break
                 decoder.buffer_updated(received)
                 continue
-            size = len(frames)
-            with frames:
-                decode_frames(root, frames, offset, depth)
             offset += size
         except DecodeError as exc:
             error = exc  # the rows before its frame go out first
         if root.length == rows:
-            yield layout.batch()
+            yield layout.batch(more=True)
     if root.length:
         yield layout.batch()
+    _give_back(layout)  # with no rows, and small buffers (not a reader's left unfinished)
     if error is not None:
         raise error
 

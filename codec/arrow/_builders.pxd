@@ -3,7 +3,7 @@ cimport cython
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from codec._buffer cimport make_room
+from codec._buffer cimport grown, resize_zeroed
 from codec._varint cimport read_le, uchar, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
@@ -78,28 +78,36 @@ cdef class Column:
     cdef readonly bint built
     cdef readonly Py_ssize_t length, values_size, offsets_size
     cdef bytearray validity, values, offsets
+    cdef uchar *validity_at
+    cdef uchar *values_at
+    cdef uchar *offsets_at
+    cdef Py_ssize_t validity_room, values_room, offsets_room
     cdef int begin(self) except -1
-    cdef int absent(self) except -1
-    cdef int close(self, Py_ssize_t row) except -1
-    cdef int finish(self, Py_ssize_t row) except -1
-    cdef int end_list(self) except -1
+    @cython.locals(gap=Py_ssize_t, end=Py_ssize_t)
+    cdef int catch_up(self, Py_ssize_t row) except -1
+    cpdef int complete(self) except -1
     cdef int truncate(self, Py_ssize_t row) except -1
     cdef inline int put_bits(self, uint64_t bits) except -1
+    @cython.locals(row=Py_ssize_t)
     cdef int put_bool(self, bint value) except -1
     @cython.locals(size=Py_ssize_t)
     cdef int put_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
     cdef int extend_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
     @cython.locals(row=Py_ssize_t)
-    cdef inline int _mark(self, bint valid) except -1
-    cdef int _bit_of_values(self, Py_ssize_t row, bint value) except -1
+    cdef inline int _mark(self) except -1
     cdef inline int _room(self, Py_ssize_t size) except -1
+    cdef int _grow(self, bytearray data, Py_ssize_t end) except -1
+    cdef int _moved(self) except -1
     cdef inline int _offset(self, Py_ssize_t offset) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
+cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
 cdef int _shape_of(Column column) noexcept
 cdef bint _is_built(Column column) noexcept
-@cython.locals(bit=uchar, byte=cython.p_uchar)
-cdef inline int _set_bit(bytearray data, Py_ssize_t index, bint value) except -1
+cdef inline void _set_bit(uchar *data, Py_ssize_t index) noexcept
+@cython.locals(index=Py_ssize_t)
+cdef void _zero_bits(uchar *data, Py_ssize_t start, Py_ssize_t stop) noexcept
+cdef void _zero_bytes(uchar *data, Py_ssize_t start, Py_ssize_t stop) noexcept
 
 cdef class Walk:
     cdef memoryview view
@@ -123,12 +131,13 @@ cdef inline Py_ssize_t _number(Column column, const uchar *data, Py_ssize_t pos,
 cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
                        Py_ssize_t row) except -2
-@cython.locals(plan=MessagePlan, values=Column, value_field=FieldPlan, keys=Column)
+@cython.locals(plan=MessagePlan, values=Column, value_field=FieldPlan, keys=Column,
+               key_field=FieldPlan, entry=Py_ssize_t)
 cdef bint _pair(Column entries, const uchar *data, Py_ssize_t pos, Py_ssize_t end, Walk walk,
                 int depth) except -1
 @cython.locals(head=cython.longlong)
 cdef Py_ssize_t _member(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
-                        Py_ssize_t end, Walk walk, int depth) except -2
+                        Py_ssize_t end, Walk walk, int depth, Py_ssize_t entry) except -2
 @cython.locals(after=Py_ssize_t)
 cdef Py_ssize_t _message(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
                          Py_ssize_t end, Walk walk, int depth) except -1

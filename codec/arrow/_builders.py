@@ -8,22 +8,25 @@ Strategy (the numbers are referred to below):
    elements; a MAP, whose child is a STRUCT of key and value; FIXED, BOOLS and
    TEXTS for numbers, bools, strings and bytes. Each is a few ``bytearray``
    buffers grown by doubling: the validity bitmap, the values, the offsets.
-2. Rows go in lockstep. A message is row ``r`` of its STRUCT column, and row
-   ``r`` of each child is that field's value. The walk (:func:`decode_frames`)
-   writes a value where the field is met; when the message ends, every child
-   with no value for the row is given its absent value: null where protobuf
-   has presence, else the field's zero (an empty list or map for a repeated
-   field). So all children end each row with their parent, as Arrow needs.
+   Past what is written, every buffer is zero.
+2. Rows catch up. A message is row ``r`` of its STRUCT column, and row ``r``
+   of each child is that field's value. The walk (:func:`decode_frames`)
+   writes a value where the field is met; a child first catches up with the
+   row it is written in: the rows it lacks get the absent value, null where
+   protobuf has presence, else the field's zero (an empty list or map for a
+   repeated field). A batch catches every column up with its parent before
+   Arrow gets it (:meth:`Column.complete`). As the buffers are zero, absent
+   numbers, bools and nulls cost a count, not a write; a list's row ends when
+   the list catches up past it.
 3. Protobuf's merge rules become truncations of the row: a singular value met
    again replaces the row's (the column is cut back to ``r``, then written); a
    oneof member clears the other members' row; a singular sub-message met
-   again goes on in its row, which stays open until its parent's ends (so it
-   is merged); a value a field cannot take (a closed enum's undeclared
-   number) leaves the row as it was, as protobuf keeps it among the unknown
-   fields. Unknown fields and extensions are passed over; a map entry
-   holding any is left out of its map, as protobuf keeps it among the
-   unknown fields. A map given a key twice keeps both entries (Arrow maps
-   may), where protobuf keeps the last.
+   again goes on in its row (so it is merged); a value a field cannot take (a
+   closed enum's undeclared number) leaves the row as it was, as protobuf
+   keeps it among the unknown fields. Unknown fields and extensions are
+   passed over; a map entry holding any is left out of its map, as protobuf
+   keeps it among the unknown fields. A map given a key twice keeps both
+   entries (Arrow maps may), where protobuf keeps the last.
 4. Nothing is made per message or per field: values are read from the frame
    and written into the buffers. The frames come from a
    :class:`codec.FrameDecoder` (``take_frames``), which checks their prefixes;
@@ -49,8 +52,8 @@ from codec.structs._plan import FieldPlan, MessagePlan
 if not cython.compiled:  # compiled, _builders.pxd cimports these C functions and constants
     from operator import getitem as PyTuple_GET_ITEM
 
-    from codec._buffer import make_room
-    from codec._varint import read_le, varint_value
+    from codec._buffer import grown, resize_zeroed
+    from codec._varint import read_le, varint_value, write_le
     from codec._wire import (
         BOOL,
         EGROUP,
@@ -72,6 +75,11 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         varint_length,
     )
     from codec.structs._plan import _field_numbered, packed_run
+
+    def _pointer(data: bytearray) -> bytearray:
+        """Where the walk writes a buffer's bytes: uncompiled, the ``bytearray`` itself."""
+        return data
+
 
 COMPILED: bool = cython.compiled
 
@@ -137,6 +145,9 @@ class Column:
             self.number_wire = field.wire_type
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.others: tuple[Column, ...] = ()  # the columns of the other members of its oneof
+        self.length = 0  # rows written; a child may have fewer than its parent (2)
+        self.values_size = 0  # bytes written of the values, and of the offsets
+        self.offsets_size = 0
         self.clear()
         self.built = True  # what the walk trusts is set, once
 
@@ -147,19 +158,28 @@ class Column:
             raise TypeError("the other members of a oneof are columns, built")
         self.others = members
 
-    def clear(self) -> None:
-        """Start over with new buffers (the last ones may be held by Arrow arrays) (1)."""
+    def clear(self, sized: bool = False) -> None:
+        """Start over with new buffers (the last ones may be held by Arrow arrays) (1):
+        ``sized``, each as large as the rows written used, and an eighth more, for a
+        batch like the last to fill without growing; else small."""
+        if sized:
+            validity = _sized((self.length + 7) >> 3)
+            values = _sized(self.values_size)
+            offsets = _sized(self.offsets_size)
+        else:
+            validity = values = offsets = _INITIAL
         self.length = 0
-        self.validity = bytearray(_INITIAL)
-        self.values = bytearray(_INITIAL)
+        self.validity = bytearray(validity)
+        self.values = bytearray(values)
         self.values_size = 0
-        self.offsets = bytearray(_INITIAL)
+        self.offsets = bytearray(offsets)
+        self._moved()
         if self.shape in (TEXTS, LIST, MAP):
             self.offsets_size = self.offset_width  # the first offset, 0
         else:
             self.offsets_size = 0
         for child in self.children:
-            cython.cast(Column, child).clear()
+            cython.cast(Column, child).clear(sized)
 
     def buffers(self) -> tuple[Any, Any, Any]:
         """The validity bitmap (None if no row is null), offsets and values written, as
@@ -173,101 +193,92 @@ class Column:
 
     def begin(self) -> None:
         """Begin a row of a STRUCT, present."""
-        self._mark(True)
+        self._mark()
 
-    def absent(self) -> None:
-        """Append the absent value: null where the field has presence, else its zero."""
-        if self.shape == LIST or self.shape == MAP:
-            self.end_list()
-        elif self.shape == STRUCT:
-            self._mark(not self.nullable)
-            for child in self.children:
-                cython.cast(Column, child).absent()
-        else:
-            self._mark(not self.nullable)
-            if self.shape == TEXTS:
-                self._offset(self.values_size)
-            elif self.shape == FIXED:
-                self._room(self.width)
-                if cython.compiled:
-                    memset(_pointer(self.values) + self.values_size, 0, self.width)
+    def catch_up(self, row: int) -> None:
+        """Give the column ``row`` rows: those it lacks are absent (2)."""
+        gap = row - self.length
+        if gap > 0:
+            if self.nullable and (row + 7) >> 3 > self.validity_room:
+                self._grow(self.validity, (row + 7) >> 3)  # their bits are 0: null
+            if self.shape == FIXED:
+                self._room(gap * self.width)  # zero
+                self.values_size += gap * self.width
+            elif self.shape == BOOLS:
+                self._room(((row + 7) >> 3) - self.values_size)  # false
+                self.values_size = (row + 7) >> 3
+            elif self.shape != STRUCT:  # (its children catch up as they are written)
+                # a string or bytes ends where the last did; a list's rows end with the
+                # elements appended so far, which are its open row's (the gap's first)
+                if self.shape == TEXTS:
+                    end = self.values_size
                 else:
-                    self.values[self.values_size : self.values_size + self.width] = bytes(
-                        self.width
-                    )
-                self.values_size += self.width
-            else:  # BOOLS
-                self._bit_of_values(self.length - 1, False)
+                    end = cython.cast(Column, self.children[0]).length
+                for _ in range(gap):
+                    self._offset(end)
+            self.length = row
 
-    def close(self, row: int) -> None:
-        """End row ``row`` of this child with its parent's (2)."""
-        if self.shape == LIST or self.shape == MAP:
-            self.end_list()
-        elif self.length == row:  # no value met
-            self.absent()
-        elif self.shape == STRUCT:  # a sub-message met: its row is still open (3)
-            self.finish(row)
-
-    def finish(self, row: int) -> None:
-        """End row ``row`` of a STRUCT: each child's too (a number, string or bytes met in
-        the row needs nothing more)."""
+    def complete(self) -> None:
+        """Catch every column under this one up with its parent (at a batch's end) (2)."""
         for child in self.children:
-            if cython.cast(Column, child).shape > TEXTS or cython.cast(Column, child).length == row:
-                cython.cast(Column, child).close(row)
-
-    def end_list(self) -> None:
-        """End the row of a LIST or MAP: its elements are those appended since the last."""
-        self._offset(cython.cast(Column, self.children[0]).length)
-        self.length += 1
+            if self.shape == STRUCT:
+                cython.cast(Column, child).catch_up(self.length)
+            cython.cast(Column, child).complete()
 
     def truncate(self, row: int) -> None:
-        """Cut the column back to its first ``row`` rows (3)."""
-        if row >= self.length and self.shape != LIST and self.shape != MAP:
-            pass  # nothing to cut (a LIST's or MAP's open row is cut all the same)
-        elif self.shape == FIXED:
-            self.values_size = row * self.width
-        elif self.shape == TEXTS:
-            self.values_size = self._offset_at(row)
-            self.offsets_size = (row + 1) * self.offset_width
-        elif self.shape == LIST or self.shape == MAP:
-            cython.cast(Column, self.children[0]).truncate(self._offset_at(row))
-            self.offsets_size = (row + 1) * self.offset_width
-        elif self.shape == STRUCT:
-            for child in self.children:
-                cython.cast(Column, child).truncate(row)
-        self.length = min(self.length, row)
+        """Cut the column back to its first ``row`` rows (3), setting what is cut to zero
+        (a LIST's or MAP's open row is row ``length``: it is cut too)."""
+        if row < self.length or (row == self.length and self.shape in (LIST, MAP)):
+            if self.nullable:
+                _zero_bits(self.validity_at, row, self.length)
+            if self.shape == FIXED:
+                _zero_bytes(self.values_at, row * self.width, self.values_size)
+                self.values_size = row * self.width
+            elif self.shape == BOOLS:
+                _zero_bits(self.values_at, row, self.length)
+                self.values_size = (row + 7) >> 3
+            elif self.shape == TEXTS:
+                self.values_size = self._offset_at(row)
+                self.offsets_size = (row + 1) * self.offset_width
+            elif self.shape == LIST or self.shape == MAP:
+                cython.cast(Column, self.children[0]).truncate(self._offset_at(row))
+                self.offsets_size = (row + 1) * self.offset_width
+            else:  # STRUCT
+                for child in self.children:
+                    cython.cast(Column, child).truncate(row)
+            self.length = row
 
     # --- values (2) ---------------------------------------------------------------
 
     def put_bits(self, bits: int) -> None:
         """Append a number of a FIXED column: its ``width`` low bytes, little-endian."""
         if self.nullable:
-            self._mark(True)
+            self._mark()
         else:
             self.length += 1  # the common case: a column with no nulls keeps no bitmap
-        if self.values_size + self.width > len(self.values):
-            make_room(self.values, self.values_size + self.width, False)
-        if cython.compiled:
-            write_le(_pointer(self.values), self.values_size, bits, self.width)
-        else:
-            mask = (1 << (8 * self.width)) - 1
-            end = self.values_size + self.width
-            self.values[self.values_size : end] = (bits & mask).to_bytes(self.width, "little")
+        if self.values_size + self.width > self.values_room:
+            self._grow(self.values, self.values_size + self.width)
+        write_le(self.values_at, self.values_size, bits, self.width)
         self.values_size += self.width
 
     def put_bool(self, value: bool) -> None:
-        self._mark(True)
-        self._bit_of_values(self.length - 1, value)
+        self._mark()
+        row = self.length - 1
+        if (row >> 3) >= self.values_room:
+            self._grow(self.values, (row >> 3) + 1)
+        if value:
+            _set_bit(self.values_at, row)
+        self.values_size = (row >> 3) + 1
 
     def put_text(self, data: Any, start: int, end: int) -> None:
         """Append bytes ``data[start:end]`` to a TEXTS column."""
-        self._mark(True)
+        self._mark()
         size = end - start
         self._room(size)
         if cython.compiled:
-            memcpy(_pointer(self.values) + self.values_size, data + start, size)
+            memcpy(self.values_at + self.values_size, data + start, size)
         else:
-            self.values[self.values_size : self.values_size + size] = data[start:end]
+            self.values_at[self.values_size : self.values_size + size] = data[start:end]
         self.values_size += size
         self._offset(self.values_size)
 
@@ -279,26 +290,33 @@ class Column:
 
     # --- buffers (1) --------------------------------------------------------------
 
-    def _mark(self, valid: bool) -> None:
-        """Append a row, valid or null (the bitmap of a column that has no nulls is not
-        kept)."""
+    def _mark(self) -> None:
+        """Append a row, valid (the bitmap of a column that has no nulls is not kept)."""
         row = self.length
         if self.nullable:
-            if (row >> 3) >= len(self.validity):
-                make_room(self.validity, (row >> 3) + 1, False)
-            _set_bit(self.validity, row, valid)
+            if (row >> 3) >= self.validity_room:
+                self._grow(self.validity, (row >> 3) + 1)
+            _set_bit(self.validity_at, row)
         self.length = row + 1
 
-    def _bit_of_values(self, row: int, value: bool) -> None:
-        """Set bit ``row`` of a BOOLS column's values."""
-        if (row >> 3) >= len(self.values):
-            make_room(self.values, (row >> 3) + 1, False)
-        _set_bit(self.values, row, value)
-        self.values_size = (row >> 3) + 1
-
     def _room(self, size: int) -> None:
-        if self.values_size + size > len(self.values):
-            make_room(self.values, self.values_size + size, False)
+        if self.values_size + size > self.values_room:
+            self._grow(self.values, self.values_size + size)
+
+    def _grow(self, data: bytearray, end: int) -> None:
+        """Make ``data``, one of the buffers, hold ``end`` bytes, the new ones zero (1)."""
+        resize_zeroed(data, grown(len(data), end))
+        self._moved()
+
+    def _moved(self) -> None:
+        """Note where each buffer's bytes now are, and how many it has room for: the walk
+        writes through these, not through the ``bytearray``s (compiled: C pointers)."""
+        self.validity_at = _pointer(self.validity)
+        self.validity_room = len(self.validity)
+        self.values_at = _pointer(self.values)
+        self.values_room = len(self.values)
+        self.offsets_at = _pointer(self.offsets)
+        self.offsets_room = len(self.offsets)
 
     def _offset(self, offset: int) -> None:
         """Append an offset (the end of the row just written)."""
@@ -307,23 +325,21 @@ class Column:
                 f"column {self._name()} would hold more than 2 GiB in one batch:"
                 " read smaller batches, or ask for large_types"
             )
-        if self.offsets_size + self.offset_width > len(self.offsets):
-            make_room(self.offsets, self.offsets_size + self.offset_width, False)
-        if cython.compiled:
-            write_le(_pointer(self.offsets), self.offsets_size, offset, self.offset_width)
-        else:
-            end = self.offsets_size + self.offset_width
-            self.offsets[self.offsets_size : end] = offset.to_bytes(self.offset_width, "little")
+        if self.offsets_size + self.offset_width > self.offsets_room:
+            self._grow(self.offsets, self.offsets_size + self.offset_width)
+        write_le(self.offsets_at, self.offsets_size, offset, self.offset_width)
         self.offsets_size += self.offset_width
 
     def _offset_at(self, row: int) -> int:
-        if cython.compiled:
-            return read_le(_pointer(self.offsets), row * self.offset_width, self.offset_width)
-        at = row * self.offset_width
-        return int.from_bytes(self.offsets[at : at + self.offset_width], "little")
+        return read_le(self.offsets_at, row * self.offset_width, self.offset_width)
 
     def _name(self) -> str:
         return "<root>" if self.field is None else self.field.label
+
+
+def _sized(used: int) -> int:
+    """The bytes a buffer starts with for a batch like one that used ``used``."""
+    return max(_INITIAL, used + (used >> 3))
 
 
 def _shape_of(column: Column) -> int:
@@ -335,14 +351,23 @@ def _is_built(column: Column) -> bool:
     return column.built
 
 
-def _set_bit(data: bytearray, index: int, value: bool) -> None:
-    """Set bit ``index`` of a bitmap (least significant first) to ``value``."""
-    bit = 1 << (index & 7)
+def _set_bit(data: Any, index: int) -> None:
+    """Set bit ``index`` of the bitmap at ``data`` (least significant first)."""
+    data[index >> 3] |= 1 << (index & 7)
+
+
+def _zero_bits(data: Any, start: int, stop: int) -> None:
+    """Set bits ``start`` to ``stop`` of the bitmap at ``data`` to 0."""
+    for index in range(start, stop):
+        data[index >> 3] &= ~(1 << (index & 7)) & 0xFF
+
+
+def _zero_bytes(data: Any, start: int, stop: int) -> None:
+    """Set bytes ``start`` to ``stop`` at ``data`` to 0."""
     if cython.compiled:
-        byte = _pointer(data) + (index >> 3)
-        byte[0] = (byte[0] | bit) if value else (byte[0] & ~bit)
+        memset(data + start, 0, stop - start)
     else:
-        data[index >> 3] = (data[index >> 3] | bit) if value else (data[index >> 3] & ~bit & 0xFF)
+        data[start:stop] = bytes(stop - start)
 
 
 # --- the walk (2, 3, 4) ---------------------------------------------------------------
@@ -373,21 +398,21 @@ def decode_frames(root: Column, view: Any, base: int, max_depth: int = DEFAULT_M
     end = len(view)
     pos = 0
     rows = 0
-    while pos < end:
-        n = 1
-        while data[pos + n - 1] >= 0x80:
-            n += 1
-        body = pos + n
-        pos = body + cython.cast(cython.Py_ssize_t, varint_value(data, body - n, n))
-        row = root.length
-        root.begin()
-        try:
+    row = root.length
+    try:
+        while pos < end:
+            n = 1
+            while data[pos + n - 1] >= 0x80:
+                n += 1
+            body = pos + n
+            pos = body + cython.cast(cython.Py_ssize_t, varint_value(data, body - n, n))
+            row = root.length
+            root.begin()
             _fields(root, data, body, pos, walk, 0, 0)
-        except BaseException:
-            root.truncate(row)  # the rows before the bad frame stay whole
-            raise
-        root.finish(row)
-        rows += 1
+            rows += 1
+    except BaseException:
+        root.truncate(row)  # the rows before the bad frame stay whole
+        raise
     return rows
 
 
@@ -493,6 +518,7 @@ def _field(
         if wire != LEN:
             return -1
         after = _length_end(data, pos, end, walk)
+        child.catch_up(row)  # its rows before this one end
         entries = cython.cast(Column, child.children[0])
         entry = entries.length
         entries.begin()
@@ -502,10 +528,9 @@ def _field(
             _fields(entries, data, walk.body, after, walk, depth + 1, 0)
             if walk.dropped:  # an entry with more than its key and value is not read (3)
                 entries.truncate(entry)
-            else:
-                entries.finish(entry)
         return after
     if child.shape == LIST:
+        child.catch_up(row)  # its rows before this one end
         items = cython.cast(Column, child.children[0])
         if packed_run(field, wire):
             after = _length_end(data, pos, end, walk)
@@ -518,9 +543,7 @@ def _field(
             return -1
         if items.shape == STRUCT:
             items.begin()
-            after = _message(items, field, data, pos, end, walk, depth)
-            items.finish(items.length - 1)
-            return after
+            return _message(items, field, data, pos, end, walk, depth)
         return _value(items, field, data, pos, end, wire, walk, -1, depth)
     if wire != field.wire_type:
         return -1
@@ -530,8 +553,9 @@ def _field(
         child.extend_text(data, walk.body, after)  # its bytes go on, as a merge reads them
         return after
     if child.shape == STRUCT:
-        if child.length == row:  # else met before in this row: merged (3)
+        if child.length <= row:  # else met before in this row: merged (3)
             _clear_others(child, row)
+            child.catch_up(row)
             child.begin()
         return _message(child, field, data, pos, end, walk, depth)
     return _value(child, field, data, pos, end, wire, walk, row, depth)  # a message kept encoded
@@ -547,25 +571,32 @@ def _pair(entries: Column, data: Any, pos: int, end: int, walk: Walk, depth: int
     if depth > walk.max_depth or values.shape > TEXTS or value_field.kind == MESSAGE:
         return False
     keys = cython.cast(Column, entries.children[0])
-    pos = _member(keys, cython.cast(FieldPlan, plan.fields_by_slot[0]), data, pos, end, walk, depth)
+    entry = entries.length - 1
+    key_field = cython.cast(FieldPlan, plan.fields_by_slot[0])
+    pos = _member(keys, key_field, data, pos, end, walk, depth, entry)
     if pos >= 0:
-        pos = _member(values, value_field, data, pos, end, walk, depth)
+        pos = _member(values, value_field, data, pos, end, walk, depth, entry)
     return pos == end
 
 
 def _member(
-    column: Column, field: FieldPlan, data: Any, pos: int, end: int, walk: Walk, depth: int
+    column: Column,
+    field: FieldPlan,
+    data: Any,
+    pos: int,
+    end: int,
+    walk: Walk,
+    depth: int,
+    entry: int,
 ) -> int:
-    """Write the map entry's key or value at ``pos`` (see :func:`_pair`) if its tag is
-    next; where it ends, or -1."""
+    """Write the key or value at ``pos`` of map entry ``entry`` (see :func:`_pair`) if its
+    tag is next; where it ends, or -1."""
     if pos >= end:
         return -1
     head = read_tag(data, pos, end, walk.base)
     if head >> 3 != field.tag:
         return -1
-    pos = _value(
-        column, field, data, pos + (head & 7), end, field.wire_type, walk, column.length, depth
-    )
+    pos = _value(column, field, data, pos + (head & 7), end, field.wire_type, walk, entry, depth)
     if walk.dropped_value:  # a closed enum's undeclared value
         walk.dropped_value = False
         return -1
@@ -644,10 +675,14 @@ def _check_kept(
 
 def _replace(column: Column, row: int) -> None:
     """Make way for the value of row ``row`` of a singular field (none for ``row`` < 0):
-    drop the value it holds, and the other members' of its oneof (3)."""
-    if row >= 0 and (column.length > row or column.others):
-        _clear_others(column, row)
-        column.truncate(row)
+    drop the value it holds, and the other members' of its oneof (3); catch up with the
+    row (2)."""
+    if row >= 0:
+        if column.length > row or column.others:
+            _clear_others(column, row)
+            column.truncate(row)
+        if column.length < row:
+            column.catch_up(row)
 
 
 def _clear_others(column: Column, row: int) -> None:

@@ -86,6 +86,7 @@ class Layout:
         self, pa: Any, plan: MessagePlan, large_types: bool, enum_names: bool = False
     ) -> None:
         self._pa = pa
+        self.key = (plan, large_types, enum_names)  # what the layouts kept are found by
         self._large = large_types
         self._enum_names = enum_names
         fields, columns = self._members(plan, (plan.full_name,))
@@ -101,9 +102,11 @@ class Layout:
             self._reader = _reader_of(self.root, "")
         return self._reader
 
-    def batch(self) -> Any:
-        """The rows written so far as a ``RecordBatch``; the builders start over."""
+    def batch(self, more: bool = False) -> Any:
+        """The rows written so far as a ``RecordBatch``; the builders start over, sized
+        for a batch like it if ``more`` are to come."""
         root = self.root
+        root.complete()
         arrays = [
             self._array(field.type, column)
             for field, column in zip(self.schema, root.children, strict=True)
@@ -113,7 +116,7 @@ class Layout:
         else:  # a message without fields: its rows are counted by a struct array of none
             rows = self._pa.StructArray.from_buffers(self._pa.struct([]), root.length, [None])
             batch = self._pa.RecordBatch.from_struct_array(rows)
-        root.clear()
+        root.clear(more)
         return batch
 
     def bind(self, batch: Any) -> int:

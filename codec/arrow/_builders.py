@@ -694,18 +694,28 @@ def _clear_others(column: Column, row: int) -> None:
 
 def _varint_bits(kind: int, raw: int) -> int:
     """The Arrow value of a varint read for ``kind``, as the bits the column stores."""
+    # Compiled, C's unsigned types keep the low bits; the uncompiled source masks them.
+    # (A constant above 2**31 would make Cython compute with Python ints.)
     if kind == SINT32:
-        low = raw & 0xFFFFFFFF
+        low = raw  # a uint32_t
+        if not cython.compiled:
+            low &= 0xFFFFFFFF
         bits = (low >> 1) ^ (0 - (low & 1))
-        return bits if cython.compiled else bits & 0xFFFFFFFF  # C keeps 32 bits itself
+        if not cython.compiled:
+            bits &= 0xFFFFFFFF
+        return bits
     if kind == SINT64:
         bits = (raw >> 1) ^ (0 - (raw & 1))
-        return bits if cython.compiled else bits & _LOW_64  # C keeps 64 bits itself
+        if not cython.compiled:
+            bits &= _LOW_64
+        return bits
     return raw  # the column keeps its low bytes: int32, uint32 and enum keep 32 bits
 
 
 def _int32(raw: int) -> int:
     """The number a varint gives an int32 or an enum field: its low 32 bits, signed."""
+    if cython.compiled:
+        return cython.cast(cython.int, cython.cast(cython.uint, raw))
     raw &= 0xFFFFFFFF
     return raw - (1 << 32) if raw >> 31 else raw
 

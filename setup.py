@@ -59,7 +59,7 @@ class OptionalBuildExt(build_ext):
         self._built.append(ext.name)
 
 
-# The struct engines' hot helpers are C inline functions too large for the compiler to
+# The struct engines' and the Arrow walk's hot helpers are C inline functions too large for the compiler to
 # inline by itself (each call costs more than the work it does): there, Cython's inline
 # functions are always inlined, where the compiler knows how (GCC and Clang).
 _ALWAYS_INLINE = [("CYTHON_INLINE", "inline __attribute__((always_inline))")]
@@ -67,8 +67,14 @@ _INLINE_MACROS = (
     {}
     if os.name == "nt"
     else {
-        f"codec.structs.{name}": _ALWAYS_INLINE
-        for name in ("_plan", "_struct", "_encode", "_decode")
+        name: _ALWAYS_INLINE
+        for name in (
+            "codec.structs._plan",
+            "codec.structs._struct",
+            "codec.structs._encode",
+            "codec.structs._decode",
+            "codec.arrow._builders",
+        )
     }
 )
 

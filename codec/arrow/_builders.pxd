@@ -119,7 +119,7 @@ cdef class Walk:
 cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
                                Py_ssize_t max_depth=*) except -1
 @cython.locals(row=Py_ssize_t, dropped=bint, start=Py_ssize_t, head=cython.longlong,
-               tag=uint64_t, child="PyObject *", field=FieldPlan, after=Py_ssize_t)
+               tag=uint64_t, child="PyObject *", field="PyObject *", after=Py_ssize_t)
 cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Walk walk, int depth, int group) except -1
 @cython.locals(numbered=tuple, field=FieldPlan)
@@ -149,6 +149,7 @@ cdef Py_ssize_t _value(Column column, FieldPlan field, const uchar *data,
 cdef int _check_kept(Column column, FieldPlan field, Py_ssize_t start, Py_ssize_t end, Walk walk,
                      int depth) except -1
 cdef inline int _replace(Column column, Py_ssize_t row) except -1
+@cython.locals(others=tuple, index=Py_ssize_t, other="PyObject *")
 cdef int _clear_others(Column column, Py_ssize_t row) except -1
 @cython.locals(bits=uint64_t, low=uint32_t)
 cdef inline uint64_t _varint_bits(int kind, uint64_t raw) noexcept

@@ -442,18 +442,34 @@ def _fields(
         elif cython.cast(Column, child).number_wire == tag & 7:  # the most common case
             after = _number(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
         else:
-            field = cython.cast(Column, child).field
+            field = cython.cast("PyObject *", cython.cast(Column, child).field)  # not held
             if (
                 cython.cast(Column, child).shape <= TEXTS
-                and field.kind != MESSAGE
-                and tag & 7 == field.wire_type
+                and cython.cast(FieldPlan, field).kind != MESSAGE
+                and tag & 7 == cython.cast(FieldPlan, field).wire_type
             ):  # a string, bytes, or a closed enum's number, of a singular field
                 after = _value(
-                    cython.cast(Column, child), field, data, pos, end, tag & 7, walk, row, depth
+                    cython.cast(Column, child),
+                    cython.cast(FieldPlan, field),
+                    data,
+                    pos,
+                    end,
+                    tag & 7,
+                    walk,
+                    row,
+                    depth,
                 )
             else:
                 after = _field(
-                    cython.cast(Column, child), field, data, pos, end, tag & 7, walk, depth, row
+                    cython.cast(Column, child),
+                    cython.cast(FieldPlan, field),
+                    data,
+                    pos,
+                    end,
+                    tag & 7,
+                    walk,
+                    depth,
+                    row,
                 )
             if walk.dropped_value:
                 walk.dropped_value = False
@@ -687,7 +703,9 @@ def _replace(column: Column, row: int) -> None:
 
 def _clear_others(column: Column, row: int) -> None:
     """Drop row ``row`` of the other members of the oneof ``column``'s field is in (3)."""
-    for other in column.others:
+    others = column.others
+    for index in range(len(others)):
+        other = PyTuple_GET_ITEM(others, index)  # not held: the tuple holds it
         if cython.cast(Column, other).length > row:
             cython.cast(Column, other).truncate(row)
 

@@ -119,7 +119,7 @@ cdef class Walk:
 cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
                                Py_ssize_t max_depth=*) except -1
 @cython.locals(row=Py_ssize_t, dropped=bint, start=Py_ssize_t, head=cython.longlong,
-               tag=uint64_t, child="PyObject *", field="PyObject *", after=Py_ssize_t)
+               tag=uint64_t, child="PyObject *", field=FieldPlan, after=Py_ssize_t)
 cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                         Walk walk, int depth, int group) except -1
 @cython.locals(numbered=tuple, field=FieldPlan)

@@ -442,34 +442,18 @@ def _fields(
         elif cython.cast(Column, child).number_wire == tag & 7:  # the most common case
             after = _number(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
         else:
-            field = cython.cast("PyObject *", cython.cast(Column, child).field)  # not held
+            field = cython.cast(Column, child).field
             if (
                 cython.cast(Column, child).shape <= TEXTS
-                and cython.cast(FieldPlan, field).kind != MESSAGE
-                and tag & 7 == cython.cast(FieldPlan, field).wire_type
+                and field.kind != MESSAGE
+                and tag & 7 == field.wire_type
             ):  # a string, bytes, or a closed enum's number, of a singular field
                 after = _value(
-                    cython.cast(Column, child),
-                    cython.cast(FieldPlan, field),
-                    data,
-                    pos,
-                    end,
-                    tag & 7,
-                    walk,
-                    row,
-                    depth,
+                    cython.cast(Column, child), field, data, pos, end, tag & 7, walk, row, depth
                 )
             else:
                 after = _field(
-                    cython.cast(Column, child),
-                    cython.cast(FieldPlan, field),
-                    data,
-                    pos,
-                    end,
-                    tag & 7,
-                    walk,
-                    depth,
-                    row,
+                    cython.cast(Column, child), field, data, pos, end, tag & 7, walk, depth, row
                 )
             if walk.dropped_value:
                 walk.dropped_value = False

@@ -59,9 +59,9 @@ class OptionalBuildExt(build_ext):
         self._built.append(ext.name)
 
 
-# The struct engines' and the Arrow walk's hot helpers are C inline functions too large for the compiler to
-# inline by itself (each call costs more than the work it does): there, Cython's inline
-# functions are always inlined, where the compiler knows how (GCC and Clang).
+# The struct engines' and the Arrow walk's hot helpers are C inline functions too large for
+# the compiler to inline by itself (each call costs more than the work it does): there,
+# Cython's inline functions are always inlined, where the compiler knows how (GCC and Clang).
 _ALWAYS_INLINE = [("CYTHON_INLINE", "inline __attribute__((always_inline))")]
 _INLINE_MACROS = (
     {}

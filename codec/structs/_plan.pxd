@@ -54,14 +54,14 @@ cdef class FieldPlan:
     cdef readonly MessagePlan message
     cdef readonly FieldPlan map_key, map_value
     cdef readonly str numpy_type
-    cdef readonly tuple oneof_slots
+    cdef readonly tuple oneof_others
     cdef readonly Py_ssize_t has_bit, offset
     cdef readonly object member
     cpdef link(self, MessagePlan message, bint is_map)
 
 cdef class MessagePlan:
     cdef readonly str full_name
-    cdef readonly tuple fields_by_slot, fields, numbered, containers
+    cdef readonly tuple fields_by_slot, fields, numbered, containers, singular
     cdef readonly bytes checks
     cdef readonly dict by_number, by_name, oneofs, oneof_names
     cdef readonly Py_ssize_t presence_words

@@ -132,7 +132,7 @@ class FieldPlan:
         self.map_key: FieldPlan | None = None  # for maps: the entry's key and value
         self.map_value: FieldPlan | None = None
         self.numpy_type = NUMPY_DTYPES[kind] if kind in SCALAR_KINDS else ""
-        self.oneof_slots: tuple[int, ...] = ()  # all members of this field's oneof, if any
+        self.oneof_others: tuple[FieldPlan, ...] = ()  # the other members of its oneof, if any
         self.has_bit = -1  # presence bit of a singular field with presence
         self.member: Any = None  # the slot's member descriptor on the struct class
         self.offset = 0  # compiled: the slot's offset in the struct object
@@ -202,6 +202,8 @@ class MessagePlan:
         self.containers = tuple(
             field for field in fields if field.repeated or field.kind in (MESSAGE, GROUP)
         )
+        # The singular fields, in slot order: each holds its default while unset.
+        self.singular = tuple(field for field in fields if not field.repeated)
         self.by_number = {field.number: field for field in fields}
         self.by_name = {field.name: field for field in fields}
         # Fields by number for small numbers, the common case: a list index, not a dict lookup.
@@ -253,7 +255,9 @@ class MessagePlan:
         self.oneofs[name] = slots
         for slot in slots:
             member = self.fields_by_slot[slot]
-            member.oneof_slots = slots
+            member.oneof_others = tuple(
+                [self.fields_by_slot[other] for other in slots if other != slot]
+            )
 
     def extend(self, extensions: MessagePlan) -> None:
         """Give the message type the extensions that ``extensions`` holds as its fields.

@@ -4,6 +4,7 @@ from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport int64_t, uint64_t
 
@@ -165,7 +166,7 @@ cpdef written(Struct message)
 cdef FieldPlan _field_holding(MessagePlan plan, Struct message, Struct part)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(other=Py_ssize_t)
+@cython.locals(member=FieldPlan)
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
 @cython.locals(items=Repeated, entries=Entries, holds_structs=bint, checked=list)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
@@ -210,7 +211,7 @@ cpdef ready(Struct message)
 cdef object _frame_of(Struct message)
 cdef int _set_frame(Struct message, object frame) except -1
 cpdef set_range(Struct message, Py_ssize_t start, Py_ssize_t end)
-@cython.locals(fields=tuple, i=Py_ssize_t, field=FieldPlan)
+@cython.locals(fields=tuple, i=Py_ssize_t, field="PyObject *")
 cdef int _fill_defaults(MessagePlan plan, Struct message) except -1
 cdef bint _is_empty(object message, FieldPlan field) noexcept
 cdef int _reset(MessagePlan plan, Struct message) except -1
@@ -345,7 +346,7 @@ cdef inline int _store(object message, FieldPlan field, object value) except -1:
 cdef inline int _set_field(MessagePlan plan, Struct message, FieldPlan field,
                            object value) except -1:
     # store a checked (or decoded) value: presence set, other oneof members cleared
-    if field.oneof_slots:
+    if field.oneof_others:
         _clear_others(plan, message, field)
     _store(message, field, value)
     if field.has_bit >= 0:

@@ -33,6 +33,8 @@ from codec._wire import LONE_SURROGATE
 from codec.errors import EncodeError
 
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
+    from operator import getitem as PyTuple_GET_ITEM
+
     from codec._varint import bits_float32, float32_bits
     from codec._wire import (
         BOOL,
@@ -119,7 +121,7 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
 
     def _set_field(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
         """Store a checked (or decoded) value: presence set, other oneof members cleared."""
-        if field.oneof_slots:
+        if field.oneof_others:
             _clear_others(plan, message, field)
         _store(message, field, value)
         if field.has_bit >= 0:
@@ -235,10 +237,20 @@ def _clear_field(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
 
 
 def _clear_others(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
-    """Unset the members of ``field``'s oneof other than ``field``."""
-    for other in field.oneof_slots:
-        if other != field.slot:
-            _clear_field(plan, message, plan.fields_by_slot[other])
+    """Unset the members of ``field``'s oneof other than ``field``.
+
+    A member already unset and holding its default is passed over: clearing
+    it would change nothing. (A member unset may hold another value, its
+    default sub-message, which is cleared.) A decoded message meets one
+    member of each oneof, and its siblings all are such.
+    """
+    for member in field.oneof_others:
+        if (
+            member.has_bit < 0
+            or _has(message, member.has_bit)
+            or cython.cast(object, _lent(message, member)) is not member.default
+        ):
+            _clear_field(plan, message, member)
 
 
 @cython.cfunc
@@ -665,11 +677,11 @@ def _track_value(value: Any) -> None:
 
 def _fill_defaults(plan: MessagePlan, message: Struct) -> None:
     """Store each singular field's default in its slot, where the slot is still empty."""
-    fields = plan.fields_by_slot
+    fields = plan.singular
     for i in range(len(fields)):
-        field = cython.cast(FieldPlan, fields[i])  # unchecked: a plan holds only FieldPlans
-        if not field.repeated and _is_empty(message, field):
-            _store(message, field, field.default)
+        field = PyTuple_GET_ITEM(fields, i)  # not held: the plan holds it
+        if _is_empty(message, cython.cast(FieldPlan, field)):
+            _store(message, cython.cast(FieldPlan, field), cython.cast(FieldPlan, field).default)
 
 
 def _is_empty(message: Any, field: FieldPlan) -> bool:

@@ -1470,6 +1470,27 @@ def test_p8_many_elements_are_decoded() -> None:
     assert isinstance(arrays.flags, np.ndarray) and int(arrays.flags.sum()) == count
 
 
+def test_packed_and_unpacked_occurrences_append_in_order() -> None:
+    # a packed run, a lone element, then a packed run again, of one field: pb2 keeps all
+    # five in order, whether the runs become numpy arrays or lists
+    run = pystruct.pack("<2d", 0.5, -1.0)
+    lone = pystruct.pack("<d", 2.0)
+    data = (
+        _VarintBytes(52 << 3 | 2)
+        + _VarintBytes(len(run))
+        + run
+        + _VarintBytes(52 << 3 | 1)
+        + lone
+        + _VarintBytes(52 << 3 | 2)
+        + _VarintBytes(len(run))
+        + run
+    )
+    expected = list(E.AllTypes.FromString(data).p_double)
+    assert expected == [0.5, -1.0, 2.0, 0.5, -1.0]
+    for numpy in (False, True):
+        assert list(codec.decode(S(E.AllTypes), data, numpy=numpy).p_double) == expected
+
+
 def test_p8_empty_sub_messages() -> None:
     count = 10_000
     decoded = codec.decode(S(E.CatRepeated), b"\x0a\x00" * count)

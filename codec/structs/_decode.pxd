@@ -124,6 +124,7 @@ cdef object _read_value(FieldPlan field, const uchar *data, Py_ssize_t pos, Py_s
 cdef bytes _bytes_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
 @cython.locals(first=cython.p_char, text=object, bad=int)
 cdef object _text_at(const uchar *data, Py_ssize_t start, Py_ssize_t end, Decoding state)
+cdef object _list_of(MessagePlan plan, Struct message, FieldPlan field)
 @cython.locals(width=Py_ssize_t)
 cdef int _decode_packed(MessagePlan plan, FieldPlan field, Struct message, const uchar *data,
                         Py_ssize_t pos, Py_ssize_t end, Decoding state) except -1

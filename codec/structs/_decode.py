@@ -507,7 +507,12 @@ def _accepts(field: FieldPlan, wire: int) -> bool:
 @cython.returns(cython.int)
 @cython.exceptval(-1, check=False)
 def _append(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) -> None:
-    """Append a decoded element to a repeated field's container, unchecked.
+    """Append a decoded element to a repeated field's container, unchecked."""
+    list.append(_list_of(plan, message, field), value)  # the list's own: unchecked
+
+
+def _list_of(plan: MessagePlan, message: Struct, field: FieldPlan) -> list[Any]:
+    """The list of a repeated field, made on first use, which decoded elements are appended to.
 
     The field may hold another sequence (assigned by the caller, or a numpy
     array from an earlier packed run): it becomes a list first.
@@ -516,7 +521,7 @@ def _append(plan: MessagePlan, message: Struct, field: FieldPlan, value: Any) ->
     if not isinstance(current, list):
         current = current.tolist() if hasattr(current, "tolist") else list(current)
         _store(message, field, current)
-    list.append(current, value)  # the list's own: unchecked, as a decoded value needs no check
+    return current  # type: ignore[no-any-return]
 
 
 def _read_value(field: FieldPlan, data: Any, pos: int, end: int, state: Decoding) -> Any:
@@ -587,12 +592,13 @@ def _decode_packed(
     if state.numpy and field.numpy_type:
         column = _numpy_column(field, _slot(message, field), data, pos, end, state, width)
         _store(message, field, column)
-    else:
+    else:  # no Python code runs in the run, so its list stays the field's
+        items = _list_of(plan, message, field)
         while pos < end:
             value = _read_value(field, data, pos, end, state)
             _spend(state, 1, state.base + pos)
             if field.closed_enum is None or value in field.closed_enum:
-                _append(plan, message, field, value)
+                list.append(items, value)
             else:  # as upb does: an undeclared closed-enum value becomes an unknown field
                 _keep_stray(field, varint_value(data, pos, state.after - pos), state)
             pos = state.after

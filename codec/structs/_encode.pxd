@@ -119,8 +119,10 @@ cdef int _extensions(Tape tape, MessagePlan plan, Struct message, int depth) exc
 cdef int _field(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth) except -1
 @cython.locals(sub=MessagePlan)
 cdef int _repeated(Tape tape, FieldPlan field, MessagePlan plan, object items, int depth) except -1
-@cython.locals(start=Py_ssize_t, prefix=Prefix, i=Py_ssize_t)
+@cython.locals(start=Py_ssize_t, prefix=Prefix)
 cdef int _packed(Tape tape, FieldPlan field, object items) except -1
+@cython.locals(i=Py_ssize_t)
+cdef int _list_elements(Tape tape, FieldPlan field, list items) except -1
 @cython.locals(wire_type=int, kind=int, sub=MessagePlan, bits=uint64_t)
 cdef int _value(Tape tape, FieldPlan field, MessagePlan plan, object value, int depth,
                 bint implicit) except -1

@@ -37,6 +37,7 @@ This file is Cython pure-Python mode (types in ``_encode.pxd``).
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from typing import Any
 
@@ -608,28 +609,29 @@ def _packed(tape: Tape, field: FieldPlan, items: Any) -> None:
     _scratch_room(tape, _TAG_ROOM)  # the tag and a 1-byte length prefix
     _put_tag(tape, field)
     prefix = _open_length(tape)
-    try:
-        if (
-            isinstance(items, list)
-            and field.wire_type == VARINT
-            and field.kind != BOOL
-            and field.closed_enum is None
-        ):
-            _integers(tape, field, cython.cast(list, items))
-        elif isinstance(items, list):  # read where they lie, as _message reads numbers
-            i = 0
-            while i < PyList_GET_SIZE(items):  # the list may change while an item is read
-                _put_element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
-                i += 1
-    except Shortened:  # uncompiled: another thread cut the list; what was read is written
-        pass
     if not isinstance(items, list):
         for item in items:
             _put_element(tape, field, item)
+    elif cython.compiled:  # no try: compiled, a list is never cut under the walk
+        _list_elements(tape, field, cython.cast(list, items))
+    else:  # another thread may cut the list: what was read is written
+        with contextlib.suppress(Shortened):
+            _list_elements(tape, field, items)
     if tape.used == start + field.tag_size + 1:  # no items: nothing is written
         tape.used = start
     else:
         _close_length(tape, prefix)
+
+
+def _list_elements(tape: Tape, field: FieldPlan, items: list[Any]) -> None:
+    """Put the elements of a packed run held in a list (a subclass too) on the tape."""
+    if field.wire_type == VARINT and field.kind != BOOL and field.closed_enum is None:
+        _integers(tape, field, items)
+    else:  # read where they lie, as _message reads numbers
+        i = 0
+        while i < PyList_GET_SIZE(items):  # the list may change while an item is read
+            _put_element(tape, field, cython.cast(object, PyList_GET_ITEM(items, i)))
+            i += 1
 
 
 @cython.cfunc

@@ -637,6 +637,24 @@ def message_member_then_scalar_member(ns: Namespace) -> Any:
     return message.WhichOneof("choice"), message.HasField("c_inner"), message
 
 
+@idiom(ONEOF)
+def default_member_written_after_a_sibling_was_set(ns: Namespace) -> Any:
+    value = ns.AnyValue()
+    items = value.array_value  # read while unset: its default sub-message
+    value.string_value = "a"
+    items.values.add().int_value = 3  # sets array_value again, clearing string_value
+    return value.WhichOneof("value"), value.HasField("string_value"), value
+
+
+@idiom(ONEOF)
+def default_member_written_after_a_message_sibling_was_set(ns: Namespace) -> Any:
+    value = ns.AnyValue()
+    entries = value.kvlist_value
+    value.array_value.values.add().int_value = 1
+    entries.values.add().key = "k"
+    return value.WhichOneof("value"), len(value.array_value.values), value
+
+
 expr(ONEOF, "synthetic_oneof_unset", lambda ns: ns.HistogramDataPoint().WhichOneof("_sum"))
 expr(ONEOF, "synthetic_oneof_set", lambda ns: ns.HistogramDataPoint(sum=0.0).WhichOneof("_sum"))
 expr(ONEOF, "has_field_optional", lambda ns: ns.HistogramDataPoint(min=0.0).HasField("min"))

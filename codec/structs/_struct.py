@@ -239,16 +239,20 @@ def _clear_field(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
 def _clear_others(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
     """Unset the members of ``field``'s oneof other than ``field``.
 
-    A member already unset and holding its default is passed over: clearing
-    it would change nothing. (A member unset may hold another value, its
-    default sub-message, which is cleared.) A decoded message meets one
-    member of each oneof, and its siblings all are such.
+    A member already unset is left as it is. A message member may hold its
+    default sub-message: as in upb, it stays, and a write to it sets the
+    member again (see "default sub-messages"). Any other member holds its
+    default already, unless a slot was filled around the checks. A decoded
+    message meets one member of each oneof, so its siblings are all unset.
     """
     for member in field.oneof_others:
         if (
             member.has_bit < 0
             or _has(message, member.has_bit)
-            or cython.cast(object, _lent(message, member)) is not member.default
+            or (
+                member.message is None
+                and cython.cast(object, _lent(message, member)) is not member.default
+            )
         ):
             _clear_field(plan, message, member)
 
@@ -714,8 +718,10 @@ def _reset(plan: MessagePlan, message: Struct) -> None:
 # write to it (an assignment, a method that changes it, an element added to
 # one of its repeated fields) sets the field in that message, and so on up
 # a chain of such messages (written), unless the field was cleared or set
-# to another value meanwhile. The reference is weak so that a message and
-# its default sub-messages make no cycle for the collector to find.
+# to another value meanwhile. Setting another member of its oneof leaves
+# it in place (_clear_others), as upb does. The reference is weak so that a
+# message and its default sub-messages make no cycle for the collector to
+# find.
 
 
 @cython.cfunc

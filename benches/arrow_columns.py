@@ -1,6 +1,7 @@
 """Framed streams into Arrow and back: codec.arrow beside ptars and protarrow, interleaved.
 
-Run from the repository root with ``python benches/arrow_columns.py [rounds]``, or
+Run from the repository root with ``python benches/arrow_columns.py [rounds] [messages]``
+(1,000 messages a workload unless given; each is read as one batch), or
 ``python benches/arrow_columns.py --memory [megabytes]`` for the peak memory of reading a
 file of W3 records that large a batch at a time (tracemalloc sees the column buffers).
 
@@ -44,8 +45,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import _root  # noqa: F401  (the repository root on sys.path, for peerbench)
-import bench_structs as s
 import otlp
+import peers
 import protarrow
 import ptars
 from jobs import best_encode
@@ -65,11 +66,15 @@ def _spans(requests: int) -> list[Any]:
     ]
 
 
-WORKLOADS = {
-    "W1 samples": s.CORPUS.messages,
-    "W3 records": peerbench.records(1000),
-    "OTLP spans": _spans(25),
-}
+def _workloads(messages: int) -> dict[str, list[Any]]:
+    """The workloads, of about ``messages`` messages each (OTLP: 40 spans a request)."""
+    return {
+        "W1 samples": peers.sample_corpus(messages).messages,
+        "W3 records": peerbench.records(messages),
+        "OTLP spans": _spans(max(1, messages // 40)),
+    }
+
+
 SKIP_RECURSIVE = protarrow.ProtarrowConfig(skip_recursive_messages=True)
 
 
@@ -134,13 +139,14 @@ def _encode_jobs(messages: list[Any]) -> dict[str, Callable[[], Any]]:
     return jobs
 
 
-def main(rounds: int) -> None:
+def main(rounds: int, messages: int) -> None:
     if not codec.COMPILED:
         sys.exit("arrow_columns.py times the compiled core: build it first")
+    workloads = _workloads(messages)
     with tempfile.TemporaryDirectory() as directory:
-        rows = {name: _jobs(messages, Path(directory)) for name, messages in WORKLOADS.items()}
-        for name, messages in WORKLOADS.items():
-            rows[f"{name}, encode"] = _encode_jobs(messages)
+        rows = {name: _jobs(batch, Path(directory)) for name, batch in workloads.items()}
+        for name, batch in workloads.items():
+            rows[f"{name}, encode"] = _encode_jobs(batch)
         times: dict[tuple[str, str], list[float]] = {}
         for turn in range(rounds):
             for row, jobs in rows.items():
@@ -154,7 +160,7 @@ def main(rounds: int) -> None:
     for row, jobs in rows.items():
         low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}
         mid = {peer: statistics.median(times[row, peer]) * 1e6 for peer in jobs}
-        count = len(WORKLOADS[row.removesuffix(", encode")])
+        count = len(workloads[row.removesuffix(", encode")])
         print(f"{row} ({count} messages)")
         for peer in jobs:
             print(
@@ -166,7 +172,7 @@ def main(rounds: int) -> None:
 def memory(megabytes: int) -> None:
     """Peak traced memory while a file of ``megabytes`` of framed W3 records is read in
     batches, each dropped once counted, as a query engine consumes them."""
-    records = WORKLOADS["W3 records"]
+    records = peerbench.records(1000)
     chunk = bytes(best_encode(records))
     struct = codec.struct(type(records[0]))
     with tempfile.TemporaryDirectory() as directory:
@@ -194,4 +200,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--memory"]:
         memory(int(sys.argv[2]) if len(sys.argv) > 2 else 1024)
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+        main(
+            int(sys.argv[1]) if len(sys.argv) > 1 else 15,
+            int(sys.argv[2]) if len(sys.argv) > 2 else 1000,
+        )

@@ -233,6 +233,52 @@ def test_readers_at_once_each_read_their_own_rows() -> None:
     assert codec.arrow.schema(peerbench.Record) == codec.arrow.schema(peerbench.Record)
 
 
+def test_batches_kept_keep_their_rows_while_later_ones_reuse_buffers() -> None:
+    """A column reuses the buffers of a batch once no array holds them: a batch kept
+    whole, or one column of it, or a slice, must still read as it did."""
+    records = peerbench.records(120)
+    stream = framed([record.SerializeToString() for record in records])
+    expected = [codec.from_pb2(record) for record in records]
+    kept: dict[int, Any] = {}
+    for index, batch in enumerate(codec.arrow.read_batches(stream, peerbench.Record, batch_size=8)):
+        if index % 3 == 0:
+            kept[index] = batch  # whole
+        elif index % 3 == 1:
+            kept[index] = (batch.column("labels"), batch.slice(2, 3))  # some of it
+    for index, held in kept.items():
+        rows = expected[8 * index : 8 * index + 8]
+        if index % 3 == 0:
+            check_rows(pa.Table.from_batches([held]), rows)
+        else:
+            labels, middle = held
+            assert labels.to_pylist() == [list(row.labels.items()) for row in rows]
+            check_rows(pa.Table.from_batches([middle]), rows[2:5])
+    for _ in range(3):  # a table kept while the next is read
+        table = codec.arrow.read_table(stream, peerbench.Record)
+        check_rows(table, expected)
+
+
+def test_a_batch_freed_lends_its_buffers_to_a_later_one() -> None:
+    """The buffers of a batch no array holds any more are the next batches' (no fresh
+    pages): a later batch's column sits where a freed one's did."""
+    records = peerbench.records(64)
+    stream = framed([record.SerializeToString() for record in records])
+
+    def address(batch: Any) -> int:
+        return int(batch.column("title").buffers()[2].address)
+
+    reader = codec.arrow.read_batches(stream, peerbench.Record, batch_size=16)
+    first = next(reader)
+    freed = address(first)
+    second = next(reader)
+    del first
+    blocker = bytearray(4096)  # would take the freed memory, were it given back
+    third, fourth = next(reader), next(reader)
+    assert freed in (address(third), address(fourth))
+    assert address(second) not in (address(third), address(fourth))  # held: not reused
+    del blocker
+
+
 def test_merges_and_oneofs_follow_protobuf() -> None:
     """A singular value met twice: the last; a sub-message met twice: merged; a oneof:
     the last member met, a message member merged only with itself; as structs read it."""

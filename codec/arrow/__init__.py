@@ -166,8 +166,11 @@ def write_frames(
 # schema of their type: a layout is made in tens to hundreds of microseconds, as long
 # as a small batch takes to read. A call takes one for itself, so that no two threads
 # or unfinished readers share one, and gives it back when done, up to _KEPT_LAYOUTS.
+# An idle layout keeps the buffers of its last batches, to reuse once the batches are
+# freed (see codec.arrow._builders, 1), up to _IDLE_BYTES; past that, it lets them go.
 _IDLE_LAYOUTS: dict[tuple[Any, bool, bool], list[Layout]] = {}
 _KEPT_LAYOUTS = 4
+_IDLE_BYTES = 16 * 2**20
 
 
 def _layout(pa: Any, plan: Any, large_types: Any, enum_names: Any) -> Layout:
@@ -187,6 +190,8 @@ def _give_back(layout: Layout) -> None:
     next call."""
     idle = _IDLE_LAYOUTS.setdefault(layout.key, [])
     if len(idle) < _KEPT_LAYOUTS:
+        if layout.root.held() > _IDLE_BYTES:
+            layout.root.let_go()
         idle.append(layout)
 
 

@@ -3,7 +3,7 @@ cimport cython
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from codec._buffer cimport grown, resize_zeroed
+from codec._buffer cimport grown, is_exported, resize_zeroed
 from codec._varint cimport read_le, uchar, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
@@ -61,7 +61,7 @@ cpdef enum:  # Column.shape (Python sees them too: codec.arrow._schema)
     MAP = 4
     STRUCT = 5
 
-cdef Py_ssize_t _INITIAL
+cdef Py_ssize_t _INITIAL, _RETIRED
 cdef object _LOW_64
 
 @cython.final
@@ -78,6 +78,9 @@ cdef class Column:
     cdef readonly bint built
     cdef readonly Py_ssize_t length, values_size, offsets_size
     cdef bytearray validity, values, offsets
+    cdef list retired
+    cdef tuple hint
+    cdef bint fresh
     cdef uchar *validity_at
     cdef uchar *values_at
     cdef uchar *offsets_at
@@ -96,12 +99,25 @@ cdef class Column:
     @cython.locals(row=Py_ssize_t)
     cdef inline int _mark(self) except -1
     cdef inline int _room(self, Py_ssize_t size) except -1
+    @cython.locals(total=Py_ssize_t, generation=tuple)
+    cpdef Py_ssize_t held(self) except -1
+    @cython.locals(handed=tuple, written=Py_ssize_t)
+    cdef int _retire(self) except -1
+    @cython.locals(written=Py_ssize_t)
+    cdef int _start(self, bint sized) except -1
+    @cython.locals(role=int)
     cdef int _grow(self, bytearray data, Py_ssize_t end) except -1
+    @cython.locals(reused=tuple, written=Py_ssize_t)
+    cdef bint _adopt(self) except -1
     cdef int _moved(self) except -1
     cdef inline int _offset(self, Py_ssize_t offset) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
+@cython.locals(index=Py_ssize_t, generation=tuple)
+cdef object _free_generation(list retired)
+cdef bytearray _taken_over(bytearray data, Py_ssize_t used, bytearray current,
+                          Py_ssize_t written)
 cdef int _shape_of(Column column) noexcept
 cdef bint _is_built(Column column) noexcept
 cdef inline void _set_bit(uchar *data, Py_ssize_t index) noexcept

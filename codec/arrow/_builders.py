@@ -8,7 +8,11 @@ Strategy (the numbers are referred to below):
    elements; a MAP, whose child is a STRUCT of key and value; FIXED, BOOLS and
    TEXTS for numbers, bools, strings and bytes. Each is a few ``bytearray``
    buffers grown by doubling: the validity bitmap, the values, the offsets.
-   Past what is written, every buffer is zero.
+   Past what is written, every buffer is zero. A batch's arrays take the
+   buffers as they are; the column goes on with buffers of an earlier batch
+   that no array holds any more (no view of them is alive), set back to
+   zero, or with new ones. Fresh pages cost a page fault each: reused, a
+   stream of batches touches the same memory again.
 2. Rows catch up. A message is row ``r`` of its STRUCT column, and row ``r``
    of each child is that field's value. The walk (:func:`decode_frames`)
    writes a value where the field is met; a child first catches up with the
@@ -52,7 +56,7 @@ from codec.structs._plan import FieldPlan, MessagePlan
 if not cython.compiled:  # compiled, _builders.pxd cimports these C functions and constants
     from operator import getitem as PyTuple_GET_ITEM
 
-    from codec._buffer import grown, resize_zeroed
+    from codec._buffer import grown, is_exported, resize_zeroed
     from codec._varint import read_le, varint_value, write_le
     from codec._wire import (
         BOOL,
@@ -93,6 +97,7 @@ if not cython.compiled:  # compiled, _builders.pxd declares them
     STRUCT = 5  # ``children``: a column per field of ``plan``, by slot
 
 _INITIAL = 64  # bytes a buffer starts with
+_RETIRED = 2  # generations of buffers handed to batches, kept to reuse once free (1)
 _LOW_64 = (1 << 64) - 1
 
 
@@ -148,7 +153,10 @@ class Column:
         self.length = 0  # rows written; a child may have fewer than its parent (2)
         self.values_size = 0  # bytes written of the values, and of the offsets
         self.offsets_size = 0
-        self.clear()
+        # The buffers of the last batches (newest first): (validity, values, offsets) and
+        # the bytes of each written, for reuse once no array holds them (1).
+        self.retired: list[tuple[bytearray, bytearray, bytearray, int, int, int]] = []
+        self._start(False)
         self.built = True  # what the walk trusts is set, once
 
     def join_oneof(self, others: list[Column]) -> None:
@@ -159,27 +167,55 @@ class Column:
         self.others = members
 
     def clear(self, sized: bool = False) -> None:
-        """Start over with new buffers (the last ones may be held by Arrow arrays) (1):
-        ``sized``, each as large as the rows written used, and an eighth more, for a
-        batch like the last to fill without growing; else small."""
+        """Start over with no rows, the buffers retired (Arrow arrays may hold them) (1):
+        ``sized``, each to grow at once as large as the rows written used, and an eighth
+        more, for a batch like the last to fill without growing again."""
+        self._retire()
+        self._start(sized)
+        for child in self.children:
+            cython.cast(Column, child).clear(sized)
+
+    def let_go(self) -> None:
+        """Keep no retired buffers, and small ones (a column with no rows, at rest)."""
+        self.retired = []
+        self._start(False)
+        for child in self.children:
+            cython.cast(Column, child).let_go()
+
+    def _retire(self) -> None:
+        """Keep the buffers, handed to a batch, for reuse once no array holds them (1)."""
+        handed = (self.validity, self.values, self.offsets)
+        written = (self.length + 7) >> 3 if self.nullable else 0
+        self.retired.insert(0, (*handed, written, self.values_size, self.offsets_size))
+        del self.retired[_RETIRED:]
+
+    def _start(self, sized: bool) -> None:
+        """Have no rows, and small new buffers until the first growth (see :meth:`_grow`)."""
         if sized:
-            validity = _sized((self.length + 7) >> 3)
-            values = _sized(self.values_size)
-            offsets = _sized(self.offsets_size)
+            written = (self.length + 7) >> 3
+            self.hint = (_sized(written), _sized(self.values_size), _sized(self.offsets_size))
         else:
-            validity = values = offsets = _INITIAL
+            self.hint = (0, 0, 0)
+        self.validity = bytearray(_INITIAL)
+        self.values = bytearray(_INITIAL)
+        self.offsets = bytearray(_INITIAL)
+        self.fresh = True
         self.length = 0
-        self.validity = bytearray(validity)
-        self.values = bytearray(values)
         self.values_size = 0
-        self.offsets = bytearray(offsets)
         self._moved()
         if self.shape in (TEXTS, LIST, MAP):
             self.offsets_size = self.offset_width  # the first offset, 0
         else:
             self.offsets_size = 0
+
+    def held(self) -> int:
+        """The bytes of the buffers this column and those under it keep, retired too."""
+        total = len(self.validity) + len(self.values) + len(self.offsets)
+        for generation in self.retired:
+            total += len(generation[0]) + len(generation[1]) + len(generation[2])
         for child in self.children:
-            cython.cast(Column, child).clear(sized)
+            total += cython.cast(Column, child).held()
+        return total
 
     def buffers(self) -> tuple[Any, Any, Any]:
         """The validity bitmap (None if no row is null), offsets and values written, as
@@ -304,9 +340,33 @@ class Column:
             self._grow(self.values, self.values_size + size)
 
     def _grow(self, data: bytearray, end: int) -> None:
-        """Make ``data``, one of the buffers, hold ``end`` bytes, the new ones zero (1)."""
-        resize_zeroed(data, grown(len(data), end))
+        """Make ``data``, one of the buffers, hold ``end`` bytes, the new ones zero (1).
+
+        At its first growth in a batch, the column takes the buffers of the newest
+        earlier batch that no array holds any more, if there is one: likely still in
+        the caches, and no fresh pages. Else a buffer grows at least to the size
+        hinted by :meth:`clear`.
+        """
+        role = 0 if data is self.validity else 1 if data is self.values else 2
+        if self.fresh:
+            self.fresh = False
+            if self._adopt():
+                data = self.validity if role == 0 else self.values if role == 1 else self.offsets
+        if len(data) < end:
+            resize_zeroed(data, grown(len(data), max(end, self.hint[role])))
         self._moved()
+
+    def _adopt(self) -> bool:
+        """Take the newest retired generation of buffers that no array holds, with what
+        is written so far copied in; False if each is held."""
+        reused = _free_generation(self.retired)
+        if reused is None:
+            return False
+        written = (self.length + 7) >> 3 if self.nullable else 0
+        self.validity = _taken_over(reused[0], reused[3], self.validity, written)
+        self.values = _taken_over(reused[1], reused[4], self.values, self.values_size)
+        self.offsets = _taken_over(reused[2], reused[5], self.offsets, self.offsets_size)
+        return True
 
     def _moved(self) -> None:
         """Note where each buffer's bytes now are, and how many it has room for: the walk
@@ -340,6 +400,32 @@ class Column:
 def _sized(used: int) -> int:
     """The bytes a buffer starts with for a batch like one that used ``used``."""
     return max(_INITIAL, used + (used >> 3))
+
+
+def _free_generation(retired: list[Any]) -> Any:
+    """Take from ``retired`` the newest generation of buffers that no view (no Arrow
+    array) holds any more; None if each is held."""
+    for index in range(len(retired)):
+        generation = retired[index]
+        if not (
+            is_exported(generation[0]) or is_exported(generation[1]) or is_exported(generation[2])
+        ):
+            del retired[index]
+            return generation
+    return None
+
+
+def _taken_over(data: bytearray, used: int, current: bytearray, written: int) -> bytearray:
+    """``data``, a retired buffer of which ``used`` bytes were written (the rest is zero),
+    holding what ``current`` holds: its first ``written`` bytes, then zeros."""
+    _zero_bytes(_pointer(data), 0, min(used, len(data)))
+    if len(data) < len(current):
+        resize_zeroed(data, len(current))
+    if cython.compiled:
+        memcpy(_pointer(data), _pointer(current), written)
+    else:
+        data[:written] = current[:written]
+    return data
 
 
 def _shape_of(column: Column) -> int:

@@ -119,6 +119,19 @@ def _w4_encode() -> Callable[[], object]:
     return batch
 
 
+def _w4_decode() -> Callable[[], object]:
+    import otlp
+
+    data = [request.SerializeToString() for request in otlp.requests(100)]
+    decoder = codec.Decoder(codec.struct(type(otlp.requests(1)[0])))
+
+    def batch() -> None:
+        for message in data:
+            decoder.decode(message)
+
+    return batch
+
+
 def _w1_frame_struct() -> Callable[[], object]:
     return _framed([codec.from_pb2(m) for m in peerbench.samples(1000)])
 
@@ -211,6 +224,7 @@ WORKLOADS = {
     "W3-encode-deterministic": lambda: _w3_encode(True),
     "W3-decode": _w3_decode,
     "W4-encode": _w4_encode,
+    "W4-decode": _w4_decode,
     "arrow-read-W1": lambda: _arrow_read("W1"),
     "arrow-read-W3": lambda: _arrow_read("W3"),
     "arrow-read-OTLP-spans": lambda: _arrow_read("OTLP"),

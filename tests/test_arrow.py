@@ -33,6 +33,7 @@ from schemas import everything_pb2
 import codec
 import codec.arrow
 from codec._wire import KINDS
+from codec.arrow._schema import plan_for
 from codec.errors import SchemaError, TruncatedError
 from codec.structs._plan import FieldPlan, MessagePlan
 
@@ -277,6 +278,14 @@ def test_a_batch_freed_lends_its_buffers_to_a_later_one() -> None:
     assert freed in (address(third), address(fourth))
     assert address(second) not in (address(third), address(fourth))  # held: not reused
     del blocker
+
+
+def test_an_idle_layout_lets_large_buffers_go() -> None:
+    """Past 16 MiB, a layout given back keeps no buffers of its batches for reuse."""
+    stream = framed([peerbench.Record(payload=bytes(2**20)).SerializeToString()] * 20)
+    assert codec.arrow.read_table(stream, peerbench.Record).num_rows == 20
+    idle = codec.arrow._IDLE_LAYOUTS[plan_for(peerbench.Record), False, False]
+    assert idle[-1].root.held() < 2**16  # the layout the read gave back last
 
 
 def test_merges_and_oneofs_follow_protobuf() -> None:

@@ -416,8 +416,9 @@ def _free_generation(retired: list[Any]) -> Any:
 
 
 def _taken_over(data: bytearray, used: int, current: bytearray, written: int) -> bytearray:
-    """``data``, a retired buffer of which ``used`` bytes were written (the rest is zero),
-    holding what ``current`` holds: its first ``written`` bytes, then zeros."""
+    """``data``, a retired buffer, holding what ``current`` holds: the ``used`` bytes its
+    batch wrote set to zero, then ``current``'s first ``written`` bytes copied in (past
+    ``used``, a buffer that must be zero is: see :meth:`Column.truncate`)."""
     _zero_bytes(_pointer(data), 0, min(used, len(data)))
     if len(data) < len(current):
         resize_zeroed(data, len(current))

@@ -101,13 +101,14 @@ cdef class Column:
     cdef inline int _room(self, Py_ssize_t size) except -1
     @cython.locals(total=Py_ssize_t, generation=tuple)
     cpdef Py_ssize_t held(self) except -1
-    @cython.locals(handed=tuple, written=Py_ssize_t)
+    @cython.locals(handed=tuple, written=tuple)
     cdef int _retire(self) except -1
-    @cython.locals(written=Py_ssize_t)
+    @cython.locals(bitmap=Py_ssize_t)
     cdef int _start(self, bint sized) except -1
+    cdef inline Py_ssize_t _bitmap_written(self) noexcept
     @cython.locals(role=int)
     cdef int _grow(self, bytearray data, Py_ssize_t end) except -1
-    @cython.locals(reused=tuple, written=Py_ssize_t)
+    @cython.locals(reused=tuple)
     cdef bint _adopt(self) except -1
     cdef int _moved(self) except -1
     cdef inline int _offset(self, Py_ssize_t offset) except -1

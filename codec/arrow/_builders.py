@@ -185,15 +185,15 @@ class Column:
     def _retire(self) -> None:
         """Keep the buffers, handed to a batch, for reuse once no array holds them (1)."""
         handed = (self.validity, self.values, self.offsets)
-        written = (self.length + 7) >> 3 if self.nullable else 0
-        self.retired.insert(0, (*handed, written, self.values_size, self.offsets_size))
+        written = (self._bitmap_written(), self.values_size, self.offsets_size)
+        self.retired.insert(0, handed + written)
         del self.retired[_RETIRED:]
 
     def _start(self, sized: bool) -> None:
         """Have no rows, and small new buffers until the first growth (see :meth:`_grow`)."""
         if sized:
-            written = (self.length + 7) >> 3
-            self.hint = (_sized(written), _sized(self.values_size), _sized(self.offsets_size))
+            bitmap = self._bitmap_written()
+            self.hint = (_sized(bitmap), _sized(self.values_size), _sized(self.offsets_size))
         else:
             self.hint = (0, 0, 0)
         self.validity = bytearray(_INITIAL)
@@ -207,6 +207,10 @@ class Column:
             self.offsets_size = self.offset_width  # the first offset, 0
         else:
             self.offsets_size = 0
+
+    def _bitmap_written(self) -> int:
+        """The bytes of the validity bitmap written (none: a column without nulls keeps none)."""
+        return (self.length + 7) >> 3 if self.nullable else 0
 
     def held(self) -> int:
         """The bytes of the buffers this column and those under it keep, retired too."""
@@ -362,8 +366,7 @@ class Column:
         reused = _free_generation(self.retired)
         if reused is None:
             return False
-        written = (self.length + 7) >> 3 if self.nullable else 0
-        self.validity = _taken_over(reused[0], reused[3], self.validity, written)
+        self.validity = _taken_over(reused[0], reused[3], self.validity, self._bitmap_written())
         self.values = _taken_over(reused[1], reused[4], self.values, self.values_size)
         self.offsets = _taken_over(reused[2], reused[5], self.offsets, self.offsets_size)
         return True

@@ -361,6 +361,49 @@ def test_a_packed_run_cut_inside_an_element_fails_as_structs_do() -> None:
     assert (rows, caught.value.offset) == (1, error.offset)
 
 
+STRINGS = "b206060a017a120177"  # AllTypes.m_string_string (field 102): {"z": "w"}
+REQUIRED = "080112016e"  # legacy.Record's required fields
+
+
+@pytest.mark.parametrize(
+    ("name", "number", "head", "entry"),
+    [  # AllTypes' field 92 is a map<int64, string>; Record's field 51 a map<int32, Kind>,
+        # a closed enum that declares 0 and 9
+        ("everything.AllTypes", 102, STRINGS, "0a01611201781201790a0162"),  # each twice
+        ("everything.AllTypes", 102, STRINGS, "120178"),  # no key
+        ("everything.AllTypes", 102, STRINGS, "0a0161"),  # no value
+        ("everything.AllTypes", 102, STRINGS, ""),  # neither
+        ("everything.AllTypes", 102, STRINGS, "1201780a0161"),  # the value first
+        ("everything.AllTypes", 102, STRINGS, "8a000161120178"),  # an overlong tag
+        ("everything.AllTypes", 102, STRINGS, "0a01611201781800"),  # an unknown field
+        ("everything.AllTypes", 102, STRINGS, "0a01611003"),  # a value on a wrong wire type
+        ("everything.AllTypes", 102, STRINGS, "0a016112"),  # cut inside the value
+        ("everything.AllTypes", 92, "e205050805120177", "08051201ff"),  # a string not UTF-8
+        ("legacy.Record", 51, REQUIRED, "08071063"),  # a number the enum does not declare
+        ("legacy.Record", 51, REQUIRED, "08071009"),  # one it declares
+    ],
+)
+def test_unusual_map_entries_read_as_structs_read_them(
+    name: str, number: int, head: str, entry: str
+) -> None:
+    """Entries other than a key then a value, each once and plain, leave the walk's short
+    path for its general one: rows and errors are those of struct decoding. ``head``: the
+    fields before the entry, in each message (an entry of the common kind, or the message's
+    required fields)."""
+    cls = ALL[name]
+    body = bytes.fromhex(entry)
+    tag = codec.varint.encode(number << 3 | 2)
+    payload = bytes.fromhex(head) + tag + codec.varint.encode(len(body)) + body
+    stream = framed([payload, payload])
+    structs, error = oracle(stream, cls)
+    if error is not None:
+        with pytest.raises(type(error)) as caught:
+            codec.arrow.read_table(stream, codec.struct(cls))
+        assert caught.value.offset == error.offset
+    else:
+        check_rows(codec.arrow.read_table(stream, codec.struct(cls)), structs)
+
+
 def test_a_repeated_group_met_as_a_length_delimited_value_is_passed_over() -> None:
     """No packed run of groups: on LEN, a repeated group's number is an unknown field,
     as structs read it (found by fuzz_arrow: the column walk read it as a packed run)."""

@@ -71,7 +71,7 @@ cdef class Column:
     cdef readonly bint nullable
     cdef readonly Py_ssize_t width, offset_width
     cdef readonly tuple children, numbered
-    cdef readonly int number_wire, kind
+    cdef readonly int plain_wire, kind
     cdef readonly MessagePlan plan
     cdef object checker
     cdef readonly tuple others
@@ -86,15 +86,16 @@ cdef class Column:
     cdef uchar *offsets_at
     cdef Py_ssize_t validity_room, values_room, offsets_room
     cdef int begin(self) except -1
+    cdef inline int catch_up(self, Py_ssize_t row) except -1
     @cython.locals(gap=Py_ssize_t, end=Py_ssize_t)
-    cdef int catch_up(self, Py_ssize_t row) except -1
+    cdef int _fill(self, Py_ssize_t row) except -1
     cpdef int complete(self) except -1
     cdef int truncate(self, Py_ssize_t row) except -1
     cdef inline int put_bits(self, uint64_t bits) except -1
     @cython.locals(row=Py_ssize_t)
     cdef int put_bool(self, bint value) except -1
     @cython.locals(size=Py_ssize_t)
-    cdef int put_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
+    cdef inline int put_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
     cdef int extend_text(self, const uchar *data, Py_ssize_t start, Py_ssize_t end) except -1
     @cython.locals(row=Py_ssize_t)
     cdef inline int _mark(self) except -1
@@ -111,7 +112,8 @@ cdef class Column:
     @cython.locals(reused=tuple)
     cdef bint _adopt(self) except -1
     cdef int _moved(self) except -1
-    cdef inline int _offset(self, Py_ssize_t offset) except -1
+    @cython.locals(size=Py_ssize_t)
+    cdef inline int _offset(self, Py_ssize_t offset, Py_ssize_t rows) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
@@ -142,28 +144,29 @@ cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssi
 @cython.locals(numbered=tuple, field=FieldPlan)
 cdef inline PyObject *_column_numbered(Column column, uint64_t number)
 @cython.locals(n=Py_ssize_t, bits=uint64_t, after=Py_ssize_t, width=Py_ssize_t)
-cdef inline Py_ssize_t _number(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                               int wire, Walk walk, Py_ssize_t row) except -1
-@cython.locals(after=Py_ssize_t, entries=Column, entry=Py_ssize_t, items=Column)
+cdef inline Py_ssize_t _plain(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                              int wire, Walk walk, Py_ssize_t row) except -1
+@cython.locals(after=Py_ssize_t, body=Py_ssize_t, entries=Column, entry=Py_ssize_t,
+               items=Column)
 cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
                        Py_ssize_t row) except -2
-@cython.locals(plan=MessagePlan, values=Column, value_field=FieldPlan, keys=Column,
-               key_field=FieldPlan, entry=Py_ssize_t)
+@cython.locals(keys="PyObject *", values="PyObject *", key_wire=int, value_wire=int,
+               entry=Py_ssize_t)
 cdef bint _pair(Column entries, const uchar *data, Py_ssize_t pos, Py_ssize_t end, Walk walk,
                 int depth) except -1
-@cython.locals(head=cython.longlong)
-cdef Py_ssize_t _member(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
-                        Py_ssize_t end, Walk walk, int depth, Py_ssize_t entry) except -2
 @cython.locals(after=Py_ssize_t)
-cdef Py_ssize_t _message(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
-                         Py_ssize_t end, Walk walk, int depth) except -1
+cdef inline Py_ssize_t _message(Column column, FieldPlan field, const uchar *data, Py_ssize_t pos,
+                                Py_ssize_t end, Walk walk, int depth) except -1
 @cython.locals(kind=int, n=Py_ssize_t, raw=uint64_t, width=Py_ssize_t, after=Py_ssize_t)
 cdef Py_ssize_t _value(Column column, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, Py_ssize_t row,
                        int depth) except -1
+@cython.locals(after=Py_ssize_t)
+cdef Py_ssize_t _text(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end, Walk walk,
+                      Py_ssize_t row, int depth) except -1
 @cython.locals(plan=MessagePlan, checker=Decoder)
-cdef int _check_kept(Column column, FieldPlan field, Py_ssize_t start, Py_ssize_t end, Walk walk,
+cdef int _check_kept(Column column, Py_ssize_t start, Py_ssize_t end, Walk walk,
                      int depth) except -1
 cdef inline int _replace(Column column, Py_ssize_t row) except -1
 @cython.locals(others=tuple, index=Py_ssize_t, other="PyObject *")

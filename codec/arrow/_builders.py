@@ -142,12 +142,15 @@ class Column:
             self.numbered = tuple(
                 None if field is None else members[field.slot] for field in plan.numbered
             )
-        # The wire type of the singular number (a bool too) this column holds, on which the
-        # walk writes it by its short path (_number); -1 for any other column.
-        self.number_wire = -1
+        # The wire type of the plain values this column holds, on which the walk writes
+        # them by its short path (_plain): numbers, bools, strings and bytes; -1 for a
+        # closed enum's numbers (a value may be dropped), a message's, and any other column.
         self.kind = -1 if field is None else field.kind
-        if shape in (FIXED, BOOLS) and field is not None and field.closed_enum is None:
-            self.number_wire = field.wire_type
+        plain = field is not None and (
+            (shape in (FIXED, BOOLS) and field.closed_enum is None)
+            or (shape == TEXTS and field.kind != MESSAGE)
+        )
+        self.plain_wire = field.wire_type if plain else -1  # type: ignore[union-attr]
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.others: tuple[Column, ...] = ()  # the columns of the other members of its oneof
         self.length = 0  # rows written; a child may have fewer than its parent (2)
@@ -237,26 +240,29 @@ class Column:
 
     def catch_up(self, row: int) -> None:
         """Give the column ``row`` rows: those it lacks are absent (2)."""
+        if row > self.length:  # (most often it has them: a check, no call)
+            self._fill(row)
+
+    def _fill(self, row: int) -> None:
+        """Give the column absent rows up to ``row``, past its last (see :meth:`catch_up`)."""
         gap = row - self.length
-        if gap > 0:
-            if self.nullable and (row + 7) >> 3 > self.validity_room:
-                self._grow(self.validity, (row + 7) >> 3)  # their bits are 0: null
-            if self.shape == FIXED:
-                self._room(gap * self.width)  # zero
-                self.values_size += gap * self.width
-            elif self.shape == BOOLS:
-                self._room(((row + 7) >> 3) - self.values_size)  # false
-                self.values_size = (row + 7) >> 3
-            elif self.shape != STRUCT:  # (its children catch up as they are written)
-                # a string or bytes ends where the last did; a list's rows end with the
-                # elements appended so far, which are its open row's (the gap's first)
-                if self.shape == TEXTS:
-                    end = self.values_size
-                else:
-                    end = cython.cast(Column, self.children[0]).length
-                for _ in range(gap):
-                    self._offset(end)
-            self.length = row
+        if self.nullable and (row + 7) >> 3 > self.validity_room:
+            self._grow(self.validity, (row + 7) >> 3)  # their bits are 0: null
+        if self.shape == FIXED:
+            self._room(gap * self.width)  # zero
+            self.values_size += gap * self.width
+        elif self.shape == BOOLS:
+            self._room(((row + 7) >> 3) - self.values_size)  # false
+            self.values_size = (row + 7) >> 3
+        elif self.shape != STRUCT:  # (its children catch up as they are written)
+            # a string or bytes ends where the last did; a list's rows end with the
+            # elements appended so far, which are its open row's (the gap's first)
+            if self.shape == TEXTS:
+                end = self.values_size
+            else:
+                end = cython.cast(Column, self.children[0]).length
+            self._offset(end, gap)
+        self.length = row
 
     def complete(self) -> None:
         """Catch every column under this one up with its parent (at a batch's end) (2)."""
@@ -320,7 +326,7 @@ class Column:
         else:
             self.values_at[self.values_size : self.values_size + size] = data[start:end]
         self.values_size += size
-        self._offset(self.values_size)
+        self._offset(self.values_size, 1)
 
     def extend_text(self, data: Any, start: int, end: int) -> None:
         """Append bytes ``data[start:end]`` to the last row of a TEXTS column."""
@@ -381,17 +387,20 @@ class Column:
         self.offsets_at = _pointer(self.offsets)
         self.offsets_room = len(self.offsets)
 
-    def _offset(self, offset: int) -> None:
-        """Append an offset (the end of the row just written)."""
+    def _offset(self, offset: int, rows: int) -> None:
+        """Append ``rows`` rows ending at ``offset``: the row just written, and the empty
+        rows after it."""
         if offset >> (8 * self.offset_width - 1):
             raise OverflowError(
                 f"column {self._name()} would hold more than 2 GiB in one batch:"
                 " read smaller batches, or ask for large_types"
             )
-        if self.offsets_size + self.offset_width > self.offsets_room:
-            self._grow(self.offsets, self.offsets_size + self.offset_width)
-        write_le(self.offsets_at, self.offsets_size, offset, self.offset_width)
-        self.offsets_size += self.offset_width
+        size = self.offsets_size + rows * self.offset_width
+        if size > self.offsets_room:
+            self._grow(self.offsets, size)
+        for _ in range(rows):
+            write_le(self.offsets_at, self.offsets_size, offset, self.offset_width)
+            self.offsets_size += self.offset_width
 
     def _offset_at(self, row: int) -> int:
         return read_le(self.offsets_at, row * self.offset_width, self.offset_width)
@@ -529,15 +538,15 @@ def _fields(
         after = -1
         if cython.cast(object, child) is None:
             pass  # a number the message does not have
-        elif cython.cast(Column, child).number_wire == tag & 7:  # the most common case
-            after = _number(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
+        elif cython.cast(Column, child).plain_wire == tag & 7:  # the most common case
+            after = _plain(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
         else:
             field = cython.cast(Column, child).field
             if (
                 cython.cast(Column, child).shape <= TEXTS
                 and field.kind != MESSAGE
                 and tag & 7 == field.wire_type
-            ):  # a string, bytes, or a closed enum's number, of a singular field
+            ):  # a closed enum's number, of a singular field
                 after = _value(
                     cython.cast(Column, child), field, data, pos, end, tag & 7, walk, row, depth
                 )
@@ -570,9 +579,11 @@ def _column_numbered(column: Column, number: int) -> Any:
     return PyTuple_GET_ITEM(column.children, field.slot)
 
 
-def _number(column: Column, data: Any, pos: int, end: int, wire: int, walk: Walk, row: int) -> int:
-    """Write the number at ``pos``, on ``column.number_wire``, as the value of row ``row``
-    of its singular field (3); return where it ends."""
+def _plain(column: Column, data: Any, pos: int, end: int, wire: int, walk: Walk, row: int) -> int:
+    """Write the plain value at ``pos``, on ``column.plain_wire``, as the value of row
+    ``row`` of its singular field (3); return where it ends."""
+    if wire == LEN:
+        return _text(column, data, pos, end, walk, row, 0)  # (a plain value is no message)
     if wire == VARINT:
         n = varint_length(data, pos, end, walk.base)
         bits = _varint_bits(column.kind, varint_value(data, pos, n))
@@ -608,14 +619,15 @@ def _field(
         if wire != LEN:
             return -1
         after = _length_end(data, pos, end, walk)
+        body = walk.body  # (which the entry's own strings move)
         child.catch_up(row)  # its rows before this one end
         entries = cython.cast(Column, child.children[0])
         entry = entries.length
         entries.begin()
-        if not _pair(entries, data, walk.body, after, walk, depth + 1):
+        if not _pair(entries, data, body, after, walk, depth + 1):
             entries.truncate(entry)  # read again, as any message is
             entries.begin()
-            _fields(entries, data, walk.body, after, walk, depth + 1, 0)
+            _fields(entries, data, body, after, walk, depth + 1, 0)
             if walk.dropped:  # an entry with more than its key and value is not read (3)
                 entries.truncate(entry)
         return after
@@ -639,7 +651,7 @@ def _field(
         return -1
     if child.shape == TEXTS and field.kind == MESSAGE and child.length == row + 1:
         after = _length_end(data, pos, end, walk)  # a message kept encoded, met again:
-        _check_kept(child, field, walk.body, after, walk, depth + 1)
+        _check_kept(child, walk.body, after, walk, depth + 1)
         child.extend_text(data, walk.body, after)  # its bytes go on, as a merge reads them
         return after
     if child.shape == STRUCT:
@@ -653,44 +665,22 @@ def _field(
 
 def _pair(entries: Column, data: Any, pos: int, end: int, walk: Walk, depth: int) -> bool:
     """Write the map entry ``data[pos:end]``, nested ``depth`` deep, into the open row of
-    ``entries`` if it is the common one: its key, then a number, string or bytes value, each
-    on its wire type. False, for :func:`_fields` to read it as any message, otherwise."""
-    plan: MessagePlan = entries.plan  # type: ignore[assignment]
-    values = cython.cast(Column, entries.children[1])
-    value_field = cython.cast(FieldPlan, plan.fields_by_slot[1])
-    if depth > walk.max_depth or values.shape > TEXTS or value_field.kind == MESSAGE:
+    ``entries`` if it is the common one: its key, then its value, each once and plain
+    (see :func:`_plain`). False, for :func:`_fields` to read it as any message, otherwise."""
+    # The entry's columns, not held: the tuple holds them and is never replaced.
+    keys = PyTuple_GET_ITEM(entries.children, 0)
+    values = PyTuple_GET_ITEM(entries.children, 1)
+    key_wire = cython.cast(Column, keys).plain_wire
+    value_wire = cython.cast(Column, values).plain_wire
+    if depth > walk.max_depth or key_wire < 0 or value_wire < 0:
         return False
-    keys = cython.cast(Column, entries.children[0])
     entry = entries.length - 1
-    key_field = cython.cast(FieldPlan, plan.fields_by_slot[0])
-    pos = _member(keys, key_field, data, pos, end, walk, depth, entry)
-    if pos >= 0:
-        pos = _member(values, value_field, data, pos, end, walk, depth, entry)
-    return pos == end
-
-
-def _member(
-    column: Column,
-    field: FieldPlan,
-    data: Any,
-    pos: int,
-    end: int,
-    walk: Walk,
-    depth: int,
-    entry: int,
-) -> int:
-    """Write the key or value at ``pos`` of map entry ``entry`` (see :func:`_pair`) if its
-    tag is next; where it ends, or -1."""
-    if pos >= end:
-        return -1
-    head = read_tag(data, pos, end, walk.base)
-    if head >> 3 != field.tag:
-        return -1
-    pos = _value(column, field, data, pos + (head & 7), end, field.wire_type, walk, entry, depth)
-    if walk.dropped_value:  # a closed enum's undeclared value
-        walk.dropped_value = False
-        return -1
-    return pos
+    if pos >= end or data[pos] != (1 << 3 | key_wire):  # the key's tag, one byte
+        return False
+    pos = _plain(cython.cast(Column, keys), data, pos + 1, end, key_wire, walk, entry)
+    if pos >= end or data[pos] != (2 << 3 | value_wire):  # the value's
+        return False
+    return _plain(cython.cast(Column, values), data, pos + 1, end, value_wire, walk, entry) == end
 
 
 def _message(
@@ -737,27 +727,31 @@ def _value(
         _replace(column, row)
         column.put_bits(read_le(data, pos, width))
         return after
+    return _text(column, data, pos, end, walk, row, depth)
+
+
+def _text(column: Column, data: Any, pos: int, end: int, walk: Walk, row: int, depth: int) -> int:
+    """Write the string, bytes or message kept encoded at ``pos`` into ``column``, a TEXTS,
+    as :func:`_value` writes a value; return where it ends."""
     after = _length_end(data, pos, end, walk)
-    if kind == STRING and not _is_utf8(data, walk.body, after):
+    if column.kind == STRING and not _is_utf8(data, walk.body, after):
         raise DecodeError(
-            f"string field {field.name} is not valid UTF-8 (an Arrow string column needs it)",
+            f"string field {column._name()} is not valid UTF-8 (an Arrow string column needs it)",
             walk.base + walk.body,
         )
-    if kind == MESSAGE:  # a message kept encoded
-        _check_kept(column, field, walk.body, after, walk, depth + 1)
+    if column.kind == MESSAGE:
+        _check_kept(column, walk.body, after, walk, depth + 1)
     _replace(column, row)
     column.put_text(data, walk.body, after)
     return after
 
 
-def _check_kept(
-    column: Column, field: FieldPlan, start: int, end: int, walk: Walk, depth: int
-) -> None:
-    """Check the message of ``field`` kept encoded at ``start:end``, nested ``depth`` deep,
-    as the struct decoder reads it, so that a bad one raises its error (only its bytes are
-    kept)."""
+def _check_kept(column: Column, start: int, end: int, walk: Walk, depth: int) -> None:
+    """Check the message of ``column``'s field kept encoded at ``start:end``, nested
+    ``depth`` deep, as the struct decoder reads it, so that a bad one raises its error
+    (only its bytes are kept)."""
     if column.checker is None:
-        plan: MessagePlan = field.message  # type: ignore[assignment]
+        plan: MessagePlan = column.field.message  # type: ignore[union-attr,assignment]
         column.checker = Decoder(plan.cls, max_depth=max(walk.max_depth - depth, 0))
     checker = cython.cast(Decoder, column.checker)
     checker.state.check(checker.plan, walk.view, start, end, walk.base)
@@ -771,8 +765,7 @@ def _replace(column: Column, row: int) -> None:
         if column.length > row or column.others:
             _clear_others(column, row)
             column.truncate(row)
-        if column.length < row:
-            column.catch_up(row)
+        column.catch_up(row)
 
 
 def _clear_others(column: Column, row: int) -> None:

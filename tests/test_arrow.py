@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -259,15 +260,16 @@ def test_batches_kept_keep_their_rows_while_later_ones_reuse_buffers() -> None:
         check_rows(table, expected)
 
 
+def address(batch: Any) -> int:
+    """Where the bytes of a batch of records' titles are."""
+    return int(batch.column("title").buffers()[2].address)
+
+
 def test_a_batch_freed_lends_its_buffers_to_a_later_one() -> None:
     """The buffers of a batch no array holds any more are the next batches' (no fresh
     pages): a later batch's column sits where a freed one's did."""
     records = peerbench.records(64)
     stream = framed([record.SerializeToString() for record in records])
-
-    def address(batch: Any) -> int:
-        return int(batch.column("title").buffers()[2].address)
-
     reader = codec.arrow.read_batches(stream, peerbench.Record, batch_size=16)
     first = next(reader)
     freed = address(first)
@@ -278,6 +280,46 @@ def test_a_batch_freed_lends_its_buffers_to_a_later_one() -> None:
     assert freed in (address(third), address(fourth))
     assert address(second) not in (address(third), address(fourth))  # held: not reused
     del blocker
+
+
+def test_batches_another_engine_scans_on_its_threads_read_whole() -> None:
+    """DuckDB scans batches on threads of its own, and lets their arrays go there (with no
+    GIL held, as Arrow may): each query reads its rows, while later batches reuse the
+    buffers of the batches let go."""
+    duckdb = pytest.importorskip("duckdb")
+    records = peerbench.records(96)
+    stream = framed([record.SerializeToString() for record in records])
+    connection = duckdb.connect()
+    connection.execute("SET threads TO 2")
+    query = "SELECT sum(level), count(DISTINCT title), sum(cardinality(labels)) FROM scanned"
+    kept = []
+    for index, batch in enumerate(codec.arrow.read_batches(stream, peerbench.Record, batch_size=8)):
+        scanned = pa.Table.from_batches([batch])
+        rows = records[8 * index : 8 * index + 8]
+        answer = (sum(row.level for row in rows), 8, 80)
+        assert connection.execute(query).fetchone() == answer
+        if index % 2:
+            kept.append((scanned, answer))  # scanned again below, after later reads
+    for scanned, answer in kept:  # noqa: B007  (the name the query reads)
+        assert connection.execute(query).fetchone() == answer
+    connection.close()
+
+
+def test_batches_let_go_hold_nothing_more() -> None:
+    """Whatever a batch holds of its buffers (views, and what lists them for Arrow) is
+    let go with its last array: reading again and again holds no more memory."""
+    stream = framed([record.SerializeToString() for record in peerbench.records(200)])
+    codec.arrow.read_table(stream, peerbench.Record, batch_size=16)  # the layout, warm
+    tracemalloc.start()
+    try:
+        codec.arrow.read_table(stream, peerbench.Record, batch_size=16)
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(10):  # 13 batches each
+            codec.arrow.read_table(stream, peerbench.Record, batch_size=16)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 2**16
 
 
 def test_an_idle_layout_lets_large_buffers_go() -> None:
@@ -655,7 +697,16 @@ def test_an_index_parts_a_file_at_its_frames(tmp_path: Any) -> None:
 
 def test_the_column_builders_refuse_what_would_crash_them() -> None:
     """The walk trusts its columns: a column is built once, whole, from built columns."""
-    from codec.arrow._builders import BOOLS, FIXED, LIST, STRUCT, Column, decode_frames
+    from codec.arrow._builders import (
+        BOOLS,
+        COMPILED,
+        FIXED,
+        LIST,
+        STRUCT,
+        Column,
+        arrow_batch,
+        decode_frames,
+    )
 
     plan = codec.struct(peerbench.Record).__plan__
     blank = Column.__new__(Column)  # its __init__ never ran
@@ -672,7 +723,18 @@ def test_the_column_builders_refuse_what_would_crash_them() -> None:
         flags.__init__(FIXED, None, False, width=8)  # type: ignore[misc]
     with pytest.raises(TypeError, match="built"):
         flags.join_oneof([blank])
-    assert decode_frames(codec.arrow._schema.Layout(pa, plan, False).root, memoryview(b""), 0) == 0
+    for column in (blank, flags):
+        with pytest.raises(TypeError, match="STRUCT column"):
+            arrow_batch(column, pa.RecordBatch, pa.schema([]))
+    layout = codec.arrow._schema.Layout(pa, plan, False)
+    assert decode_frames(layout.root, memoryview(b""), 0) == 0
+    if COMPILED:
+        assert arrow_batch(layout.root, pa.RecordBatch, layout.schema).num_rows == 0
+        with pytest.raises(pa.ArrowInvalid, match="children"):  # Arrow releases what it refuses
+            arrow_batch(layout.root, pa.RecordBatch, pa.schema([("x", pa.int8())]))
+    else:
+        with pytest.raises(RuntimeError, match="compiled build"):
+            arrow_batch(layout.root, pa.RecordBatch, layout.schema)
 
 
 @pytest.fixture(scope="module")

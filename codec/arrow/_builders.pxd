@@ -53,6 +53,109 @@ cdef extern from *:
     """
     bint codec_utf8_valid(const char *text, Py_ssize_t n) noexcept
 
+cdef extern from *:
+    """
+    /* Arrow's C data interface (its ABI, as the Arrow specification gives it). */
+    #ifndef ARROW_C_DATA_INTERFACE
+    #define ARROW_C_DATA_INTERFACE
+    #define ARROW_FLAG_DICTIONARY_ORDERED 1
+    #define ARROW_FLAG_NULLABLE 2
+    #define ARROW_FLAG_MAP_KEYS_SORTED 4
+    struct ArrowSchema {
+        const char *format; const char *name; const char *metadata; int64_t flags;
+        int64_t n_children; struct ArrowSchema **children; struct ArrowSchema *dictionary;
+        void (*release)(struct ArrowSchema *); void *private_data;
+    };
+    struct ArrowArray {
+        int64_t length; int64_t null_count; int64_t offset; int64_t n_buffers;
+        int64_t n_children; const void **buffers; struct ArrowArray **children;
+        struct ArrowArray *dictionary; void (*release)(struct ArrowArray *);
+        void *private_data;
+    };
+    #endif
+    /* The arrays of one batch, a node a column, in one block with their buffers'
+       pointers and a view of each buffer (so that it stays put, and its owner sees it
+       held: is_exported). The block lives until Arrow has released every node; a
+       release may come from any thread, with or without the GIL. */
+    typedef struct {
+        Py_ssize_t size, used, slots, views, alive;
+        struct ArrowArray *node;     /* size of them, root first */
+        struct ArrowArray **child;   /* size - 1: each node's children, a run of them */
+        const void **buffer;         /* 3 a node */
+        Py_buffer *view;             /* 3 a node */
+    } CodecBatch;
+    static CodecBatch *codec_batch_new(Py_ssize_t size) {
+        CodecBatch *batch = (CodecBatch *)PyMem_RawCalloc(1, sizeof(CodecBatch)
+            + size * (sizeof(struct ArrowArray) + sizeof(struct ArrowArray *)
+                      + 3 * sizeof(void *) + 3 * sizeof(Py_buffer)));
+        if (batch == NULL) { PyErr_NoMemory(); return NULL; }
+        batch->size = size;
+        batch->node = (struct ArrowArray *)(batch + 1);
+        batch->child = (struct ArrowArray **)(batch->node + size);
+        batch->buffer = (const void **)(batch->child + size);
+        batch->view = (Py_buffer *)(batch->buffer + 3 * size);
+        return batch;
+    }
+    /* Let the views go and free the block (the GIL held). */
+    static void codec_batch_free(CodecBatch *batch) {
+        for (Py_ssize_t i = 0; i < batch->views; i++) PyBuffer_Release(&batch->view[i]);
+        PyMem_RawFree(batch);
+    }
+    static void codec_batch_release(struct ArrowArray *array) {
+        CodecBatch *batch = (CodecBatch *)array->private_data;
+        if (!Py_IsInitialized()) { array->release = NULL; return; }  /* after exit: kept */
+        PyGILState_STATE gil = PyGILState_Ensure();
+        for (int64_t i = 0; i < array->n_children; i++)
+            if (array->children[i]->release != NULL)
+                array->children[i]->release(array->children[i]);
+        array->release = NULL;
+        if (--batch->alive == 0) codec_batch_free(batch);
+        PyGILState_Release(gil);
+    }
+    /* The next node, with room for n_children children and no buffer yet. */
+    static struct ArrowArray *codec_batch_node(CodecBatch *batch, int64_t n_children) {
+        struct ArrowArray *node = &batch->node[batch->used];
+        node->buffers = &batch->buffer[3 * batch->used];
+        node->children = &batch->child[batch->slots];
+        node->n_children = n_children;
+        node->private_data = batch;
+        batch->used += 1;
+        batch->slots += n_children;
+        return node;
+    }
+    /* Add the bytes of data (a bytearray; None: no buffer, a bitmap of no nulls) as the
+       node's next buffer; -1 with an exception set. */
+    static int codec_batch_buffer(CodecBatch *batch, struct ArrowArray *node, PyObject *data) {
+        const void *bytes = NULL;
+        if (data != Py_None) {
+            Py_buffer *view = &batch->view[batch->views];
+            if (PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0) return -1;
+            batch->views += 1;
+            bytes = view->buf;
+        }
+        node->buffers[node->n_buffers++] = bytes;
+        return 0;
+    }
+    /* Hand the nodes to Arrow: each is released once, the root last. */
+    static struct ArrowArray *codec_batch_root(CodecBatch *batch) {
+        batch->alive = batch->used;
+        for (Py_ssize_t i = 0; i < batch->used; i++)
+            batch->node[i].release = codec_batch_release;
+        return &batch->node[0];
+    }
+    """
+    struct ArrowArray:
+        int64_t length, null_count, n_buffers, n_children
+        ArrowArray **children
+        void (*release)(ArrowArray *)
+    ctypedef struct CodecBatch:
+        pass
+    CodecBatch *codec_batch_new(Py_ssize_t size) except NULL
+    void codec_batch_free(CodecBatch *batch)
+    ArrowArray *codec_batch_node(CodecBatch *batch, int64_t n_children) noexcept
+    int codec_batch_buffer(CodecBatch *batch, ArrowArray *node, object data) except -1
+    ArrowArray *codec_batch_root(CodecBatch *batch) noexcept
+
 cpdef enum:  # Column.shape (Python sees them too: codec.arrow._schema)
     FIXED = 0
     BOOLS = 1
@@ -178,4 +281,10 @@ cdef inline int64_t _int32(uint64_t raw) noexcept
 cdef inline Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                    Walk walk) except -1
 cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end) noexcept
+@cython.locals(batch="CodecBatch *", node="ArrowArray *")
+cpdef object arrow_batch(Column root, object record_batch, object schema)
+@cython.locals(children=tuple, node="ArrowArray *", index=Py_ssize_t)
+cdef ArrowArray *_node(CodecBatch *batch, Column column) except NULL
+@cython.locals(total=Py_ssize_t)
+cdef Py_ssize_t _nodes(Column column) noexcept
 cdef const uchar *_bytes_of(memoryview view)

@@ -9,7 +9,9 @@ Strategy (the numbers are referred to below):
    TEXTS for numbers, bools, strings and bytes. Each is a few ``bytearray``
    buffers grown by doubling: the validity bitmap, the values, the offsets.
    Past what is written, every buffer is zero. A batch's arrays take the
-   buffers as they are; the column goes on with buffers of an earlier batch
+   buffers as they are, compiled in one call through Arrow's C data interface
+   (:func:`arrow_batch`), which holds a view of each buffer until Arrow lets the
+   arrays go; the column goes on with buffers of an earlier batch
    that no array holds any more (no view of them is alive), set back to
    zero, or with new ones. Fresh pages cost a page fault each: reused, a
    stream of batches touches the same memory again.
@@ -822,6 +824,60 @@ def _is_utf8(data: Any, start: int, end: int) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# --- a batch through Arrow's C data interface (1) -------------------------------------
+
+
+def arrow_batch(root: Column, record_batch: Any, schema: Any) -> Any:
+    """The rows of ``root`` as a ``record_batch`` (pyarrow's class) of ``schema``, its
+    arrays over the columns' buffers as they are, handed to Arrow in one call through its
+    C data interface. The buffers stay held (:func:`is_exported`) until Arrow releases the
+    arrays. Compiled only: uncompiled, :meth:`codec.arrow._schema.Layout.batch` makes each
+    array with ``pyarrow.Array.from_buffers``."""
+    if not _is_built(root) or root.shape != STRUCT:
+        raise TypeError("a batch is made of the STRUCT column of its message")
+    if cython.compiled:
+        batch = codec_batch_new(_nodes(root))
+        try:
+            _node(batch, root)
+        except BaseException:
+            codec_batch_free(batch)
+            raise
+        node = codec_batch_root(batch)
+        try:  # Arrow moves the root out at once, or releases it when it fails
+            return record_batch._import_from_c(cython.cast(cython.size_t, node), schema)
+        finally:
+            if node.release != cython.NULL:  # not taken: the call failed before Arrow's
+                node.release(node)
+    raise RuntimeError("batches go through Arrow's C data interface in the compiled build")
+
+
+def _node(batch: Any, column: Column) -> Any:
+    """Make the next node of ``batch`` the array of ``column``'s rows, with its children's,
+    in the buffers Arrow's layout gives its type (compiled only, as :func:`arrow_batch`)."""
+    node = cython.NULL
+    if cython.compiled:
+        children = column.children
+        node = codec_batch_node(batch, len(children))
+        for index in range(len(children)):
+            node.children[index] = _node(batch, cython.cast(Column, children[index]))
+        node.length = column.length
+        node.null_count = -1 if column.nullable else 0  # -1: for Arrow to count
+        codec_batch_buffer(batch, node, column.validity if column.nullable else None)
+        if column.shape == TEXTS or column.shape == LIST or column.shape == MAP:
+            codec_batch_buffer(batch, node, column.offsets)
+        if column.shape <= TEXTS:  # FIXED, BOOLS or TEXTS
+            codec_batch_buffer(batch, node, column.values)
+    return node
+
+
+def _nodes(column: Column) -> int:
+    """How many arrays ``column``'s array is made of, its own included."""
+    total = 1
+    for child in column.children:
+        total += _nodes(cython.cast(Column, child))
+    return total
 
 
 def _bytes_of(view: Any) -> Any:

@@ -32,7 +32,17 @@ import re
 from typing import Any
 
 from codec._wire import KIND_NAMES
-from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, Column
+from codec.arrow._builders import (
+    BOOLS,
+    COMPILED,
+    FIXED,
+    LIST,
+    MAP,
+    STRUCT,
+    TEXTS,
+    Column,
+    arrow_batch,
+)
 from codec.arrow._writers import Reader
 from codec.errors import EncodeError, SchemaError
 from codec.structs._plan import FieldPlan, MessagePlan
@@ -107,11 +117,13 @@ class Layout:
         for a batch like it if ``more`` are to come."""
         root = self.root
         root.complete()
-        arrays = [
-            self._array(field.type, column)
-            for field, column in zip(self.schema, root.children, strict=True)
-        ]
-        if arrays:
+        if COMPILED and root.children and not self._enum_names:
+            batch = arrow_batch(root, self._pa.RecordBatch, self.schema)  # one call
+        elif root.children:
+            arrays = [
+                self._array(field.type, column)
+                for field, column in zip(self.schema, root.children, strict=True)
+            ]
             batch = self._pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         else:  # a message without fields: its rows are counted by a struct array of none
             rows = self._pa.StructArray.from_buffers(self._pa.struct([]), root.length, [None])

@@ -266,8 +266,8 @@ cdef Py_ssize_t _value(Column column, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, Py_ssize_t row,
                        int depth) except -1
 @cython.locals(after=Py_ssize_t)
-cdef Py_ssize_t _text(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end, Walk walk,
-                      Py_ssize_t row, int depth) except -1
+cdef inline Py_ssize_t _text(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                             Walk walk, Py_ssize_t row, int depth) except -1
 @cython.locals(plan=MessagePlan, checker=Decoder)
 cdef int _check_kept(Column column, Py_ssize_t start, Py_ssize_t end, Walk walk,
                      int depth) except -1

@@ -706,6 +706,7 @@ def test_the_column_builders_refuse_what_would_crash_them() -> None:
         Column,
         arrow_batch,
         decode_frames,
+        join_oneof,
     )
 
     plan = codec.struct(peerbench.Record).__plan__
@@ -722,7 +723,10 @@ def test_the_column_builders_refuse_what_would_crash_them() -> None:
     with pytest.raises(RuntimeError, match="built once"):
         flags.__init__(FIXED, None, False, width=8)  # type: ignore[misc]
     with pytest.raises(TypeError, match="built"):
-        flags.join_oneof([blank])
+        join_oneof([flags, blank])
+    join_oneof([flags, Column(BOOLS, None, False)])
+    with pytest.raises(ValueError, match="one oneof"):
+        join_oneof([Column(BOOLS, None, False), flags])
     for column in (blank, flags):
         with pytest.raises(TypeError, match="STRUCT column"):
             arrow_batch(column, pa.RecordBatch, pa.schema([]))

@@ -168,6 +168,11 @@ cdef Py_ssize_t _INITIAL, _RETIRED
 cdef object _LOW_64
 
 @cython.final
+cdef class Oneof:
+    cdef readonly tuple members
+    cdef Py_ssize_t row, holder
+
+@cython.final
 cdef class Column:
     cdef readonly int shape
     cdef readonly FieldPlan field
@@ -177,7 +182,8 @@ cdef class Column:
     cdef readonly int plain_wire, kind
     cdef readonly MessagePlan plan
     cdef object checker
-    cdef readonly tuple others
+    cdef readonly Oneof oneof
+    cdef readonly Py_ssize_t oneof_index
     cdef readonly bint built
     cdef readonly Py_ssize_t length, values_size, offsets_size
     cdef bytearray validity, values, offsets
@@ -272,7 +278,7 @@ cdef inline Py_ssize_t _text(Column column, const uchar *data, Py_ssize_t pos, P
 cdef int _check_kept(Column column, Py_ssize_t start, Py_ssize_t end, Walk walk,
                      int depth) except -1
 cdef inline int _replace(Column column, Py_ssize_t row) except -1
-@cython.locals(others=tuple, index=Py_ssize_t, other="PyObject *")
+@cython.locals(oneof=Oneof, holder="PyObject *")
 cdef int _clear_others(Column column, Py_ssize_t row) except -1
 @cython.locals(bits=uint64_t, low=uint32_t)
 cdef inline uint64_t _varint_bits(int kind, uint64_t raw) noexcept

@@ -154,7 +154,8 @@ class Column:
         )
         self.plain_wire = field.wire_type if plain else -1  # type: ignore[union-attr]
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
-        self.others: tuple[Column, ...] = ()  # the columns of the other members of its oneof
+        self.oneof: Oneof | None = None  # the oneof its field is a member of (join_oneof)
+        self.oneof_index = 0  # its place among the oneof's members
         self.length = 0  # rows written; a child may have fewer than its parent (2)
         self.values_size = 0  # bytes written of the values, and of the offsets
         self.offsets_size = 0
@@ -163,13 +164,6 @@ class Column:
         self.retired: list[tuple[bytearray, bytearray, bytearray, int, int, int]] = []
         self._start(False)
         self.built = True  # what the walk trusts is set, once
-
-    def join_oneof(self, others: list[Column]) -> None:
-        """Make this column's field a member of a oneof with the fields of ``others``."""
-        members = tuple(others)
-        if not all(isinstance(other, Column) and _is_built(other) for other in members):
-            raise TypeError("the other members of a oneof are columns, built")
-        self.others = members
 
     def clear(self, sized: bool = False) -> None:
         """Start over with no rows, the buffers retired (Arrow arrays may hold them) (1):
@@ -409,6 +403,29 @@ class Column:
 
     def _name(self) -> str:
         return "<root>" if self.field is None else self.field.label
+
+
+class Oneof:
+    """The columns of a oneof's members, and which of them holds the value of which row:
+    the member written last, and its row (3)."""
+
+    def __init__(self, members: list[Column]) -> None:
+        self.members = tuple(members)
+        self.row = -1
+        self.holder = 0
+
+
+def join_oneof(members: list[Column]) -> None:
+    """Make the fields of ``members``, columns of one STRUCT, the members of a oneof: a
+    value written to one drops the value of its row the others hold (3)."""
+    if not all(isinstance(member, Column) and _is_built(member) for member in members):
+        raise TypeError("the members of a oneof are columns, built")
+    if any(cython.cast(Column, member).oneof is not None for member in members):
+        raise ValueError("a column is a member of one oneof")
+    oneof = Oneof(members)
+    for index, member in enumerate(members):
+        cython.cast(Column, member).oneof = oneof
+        cython.cast(Column, member).oneof_index = index
 
 
 def _sized(used: int) -> int:
@@ -764,19 +781,22 @@ def _replace(column: Column, row: int) -> None:
     drop the value it holds, and the other members' of its oneof (3); catch up with the
     row (2)."""
     if row >= 0:
-        if column.length > row or column.others:
+        if column.length > row or column.oneof is not None:
             _clear_others(column, row)
             column.truncate(row)
         column.catch_up(row)
 
 
 def _clear_others(column: Column, row: int) -> None:
-    """Drop row ``row`` of the other members of the oneof ``column``'s field is in (3)."""
-    others = column.others
-    for index in range(len(others)):
-        other = PyTuple_GET_ITEM(others, index)  # not held: the tuple holds it
-        if cython.cast(Column, other).length > row:
-            cython.cast(Column, other).truncate(row)
+    """Drop the value of row ``row`` that another member of the oneof ``column``'s field is
+    in holds, if one does, for ``column`` to hold it (3)."""
+    oneof = column.oneof
+    if oneof is not None:
+        if oneof.row == row and oneof.holder != column.oneof_index:
+            holder = PyTuple_GET_ITEM(oneof.members, oneof.holder)  # not held: the tuple's
+            cython.cast(Column, holder).truncate(row)
+        oneof.row = row
+        oneof.holder = column.oneof_index
 
 
 def _varint_bits(kind: int, raw: int) -> int:
@@ -890,4 +910,4 @@ def _bytes_of(view: Any) -> Any:
 if not cython.compiled:
     from codec._pure import fields_as_allocated
 
-    fields_as_allocated(Column, built=False)
+    fields_as_allocated(Column, built=False, oneof=None)

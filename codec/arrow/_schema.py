@@ -42,6 +42,7 @@ from codec.arrow._builders import (
     TEXTS,
     Column,
     arrow_batch,
+    join_oneof,
 )
 from codec.arrow._writers import Reader
 from codec.errors import EncodeError, SchemaError
@@ -184,8 +185,8 @@ class Layout:
             fields.append(self._pa.field(field.name, arrow_type, nullable=nullable))
             columns.append(column)
         for slots in plan.oneofs.values():  # a member set clears the others' (not "optional")
-            for slot in slots:
-                columns[slot].join_oneof([columns[other] for other in slots if other != slot])
+            if len(slots) > 1:
+                join_oneof([columns[slot] for slot in slots])
         return fields, columns
 
     def _typed(self, field: FieldPlan, path: tuple[str, ...]) -> tuple[Any, Column]:

@@ -136,12 +136,21 @@ cdef extern from *:
         node->buffers[node->n_buffers++] = bytes;
         return 0;
     }
-    /* Hand the nodes to Arrow: each is released once, the root last. */
+    /* Ready the nodes for Arrow, each to be released once, the root last; the block is
+       also held by the caller, until codec_batch_done (the root may be released before
+       the call that hands it over returns). */
     static struct ArrowArray *codec_batch_root(CodecBatch *batch) {
-        batch->alive = batch->used;
+        batch->alive = batch->used + 1;
         for (Py_ssize_t i = 0; i < batch->used; i++)
             batch->node[i].release = codec_batch_release;
         return &batch->node[0];
+    }
+    /* The caller lets the block go (the GIL held): the nodes too, if Arrow did not take
+       the root (moved out, its release is NULL here). */
+    static void codec_batch_done(CodecBatch *batch) {
+        struct ArrowArray *root = &batch->node[0];
+        if (root->release != NULL) root->release(root);
+        if (--batch->alive == 0) codec_batch_free(batch);
     }
     """
     struct ArrowArray:
@@ -155,6 +164,7 @@ cdef extern from *:
     ArrowArray *codec_batch_node(CodecBatch *batch, int64_t n_children) noexcept
     int codec_batch_buffer(CodecBatch *batch, ArrowArray *node, object data) except -1
     ArrowArray *codec_batch_root(CodecBatch *batch) noexcept
+    void codec_batch_done(CodecBatch *batch) noexcept
 
 cpdef enum:  # Column.shape (Python sees them too: codec.arrow._schema)
     FIXED = 0
@@ -287,7 +297,7 @@ cdef inline int64_t _int32(uint64_t raw) noexcept
 cdef inline Py_ssize_t _length_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                    Walk walk) except -1
 cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end) noexcept
-@cython.locals(batch="CodecBatch *", node="ArrowArray *")
+@cython.locals(batch="CodecBatch *", root_node="ArrowArray *")
 cpdef object arrow_batch(Column root, object record_batch, object schema)
 @cython.locals(children=tuple, node="ArrowArray *", index=Py_ssize_t)
 cdef ArrowArray *_node(CodecBatch *batch, Column column) except NULL

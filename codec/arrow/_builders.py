@@ -864,12 +864,11 @@ def arrow_batch(root: Column, record_batch: Any, schema: Any) -> Any:
         except BaseException:
             codec_batch_free(batch)
             raise
-        node = codec_batch_root(batch)
-        try:  # Arrow moves the root out at once, or releases it when it fails
-            return record_batch._import_from_c(cython.cast(cython.size_t, node), schema)
+        root_node = codec_batch_root(batch)
+        try:  # Arrow moves the root out at once; it releases it if it refuses the batch
+            return record_batch._import_from_c(cython.cast(cython.size_t, root_node), schema)
         finally:
-            if node.release != cython.NULL:  # not taken: the call failed before Arrow's
-                node.release(node)
+            codec_batch_done(batch)
     raise RuntimeError("batches go through Arrow's C data interface in the compiled build")
 
 

@@ -429,7 +429,7 @@ def test_unusual_map_entries_read_as_structs_read_them(
     name: str, number: int, head: str, entry: str
 ) -> None:
     """Entries other than a key then a value, each once and plain, leave the walk's short
-    path for its general one: rows and errors are those of struct decoding. ``head``: the
+    path for its general one: rows and errors are those of struct decoding (Q4). ``head``: the
     fields before the entry, in each message (an entry of the common kind, or the message's
     required fields)."""
     cls = ALL[name]
@@ -734,7 +734,7 @@ def test_the_column_builders_refuse_what_would_crash_them() -> None:
     assert decode_frames(layout.root, memoryview(b""), 0) == 0
     if COMPILED:
         assert arrow_batch(layout.root, pa.RecordBatch, layout.schema).num_rows == 0
-        with pytest.raises(pa.ArrowInvalid, match="children"):  # Arrow releases what it refuses
+        with pytest.raises(pa.ArrowInvalid, match="children"):  # released by Arrow (Q5)
             arrow_batch(layout.root, pa.RecordBatch, pa.schema([("x", pa.int8())]))
     else:
         with pytest.raises(RuntimeError, match="compiled build"):

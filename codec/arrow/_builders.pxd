@@ -55,17 +55,10 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* Arrow's C data interface (its ABI, as the Arrow specification gives it). */
-    #ifndef ARROW_C_DATA_INTERFACE
-    #define ARROW_C_DATA_INTERFACE
-    #define ARROW_FLAG_DICTIONARY_ORDERED 1
-    #define ARROW_FLAG_NULLABLE 2
-    #define ARROW_FLAG_MAP_KEYS_SORTED 4
-    struct ArrowSchema {
-        const char *format; const char *name; const char *metadata; int64_t flags;
-        int64_t n_children; struct ArrowSchema **children; struct ArrowSchema *dictionary;
-        void (*release)(struct ArrowSchema *); void *private_data;
-    };
+    /* The array of Arrow's C data interface (its ABI, as the Arrow specification gives
+       it; a batch's schema goes over as the pyarrow object, so ArrowSchema is not used). */
+    #ifndef CODEC_ARROW_ARRAY
+    #define CODEC_ARROW_ARRAY
     struct ArrowArray {
         int64_t length; int64_t null_count; int64_t offset; int64_t n_buffers;
         int64_t n_children; const void **buffers; struct ArrowArray **children;
@@ -78,9 +71,9 @@ cdef extern from *:
        held: is_exported). The block lives until Arrow has released every node; a
        release may come from any thread, with or without the GIL. */
     typedef struct {
-        Py_ssize_t size, used, slots, views, alive;
-        struct ArrowArray *node;     /* size of them, root first */
-        struct ArrowArray **child;   /* size - 1: each node's children, a run of them */
+        Py_ssize_t used, slots, views, alive;
+        struct ArrowArray *node;     /* a node a column, root first */
+        struct ArrowArray **child;   /* each node's children, a run of them */
         const void **buffer;         /* 3 a node */
         Py_buffer *view;             /* 3 a node */
     } CodecBatch;
@@ -89,7 +82,6 @@ cdef extern from *:
             + size * (sizeof(struct ArrowArray) + sizeof(struct ArrowArray *)
                       + 3 * sizeof(void *) + 3 * sizeof(Py_buffer)));
         if (batch == NULL) { PyErr_NoMemory(); return NULL; }
-        batch->size = size;
         batch->node = (struct ArrowArray *)(batch + 1);
         batch->child = (struct ArrowArray **)(batch->node + size);
         batch->buffer = (const void **)(batch->child + size);

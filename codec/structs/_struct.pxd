@@ -166,8 +166,9 @@ cpdef written(Struct message)
 cdef FieldPlan _field_holding(MessagePlan plan, Struct message, Struct part)
 @cython.locals(place=slot_ptr, old=object_ptr)
 cdef int _clear_field(MessagePlan plan, Struct message, FieldPlan field) except -1
-@cython.locals(member=FieldPlan)
+@cython.locals(others=tuple, i=Py_ssize_t, member=object_ptr)
 cdef int _clear_others(MessagePlan plan, Struct message, FieldPlan field) except -1
+cdef inline bint _set_or_filled(Struct message, FieldPlan member) noexcept
 @cython.locals(items=Repeated, entries=Entries, holds_structs=bint, checked=list)
 cdef object _checked_by_kind(MessagePlan plan, FieldPlan field, object value)
 @cython.locals(kind=int, sub=MessagePlan, real=double, converted=object)

@@ -245,16 +245,24 @@ def _clear_others(plan: MessagePlan, message: Struct, field: FieldPlan) -> None:
     default already, unless a slot was filled around the checks. A decoded
     message meets one member of each oneof, so its siblings are all unset.
     """
-    for member in field.oneof_others:
-        if (
-            member.has_bit < 0
-            or _has(message, member.has_bit)
-            or (
-                member.message is None
-                and cython.cast(object, _lent(message, member)) is not member.default
-            )
-        ):
-            _clear_field(plan, message, member)
+    others = field.oneof_others
+    for i in range(len(others)):
+        member = PyTuple_GET_ITEM(others, i)  # not held: the plan holds it
+        if _set_or_filled(message, cython.cast(FieldPlan, member)):
+            _clear_field(plan, message, cython.cast(FieldPlan, member))
+
+
+def _set_or_filled(message: Struct, member: FieldPlan) -> bool:
+    """Whether a oneof member is set, or holds anything but its default (a message
+    member's default sub-message stays: see above)."""
+    return (
+        member.has_bit < 0
+        or _has(message, member.has_bit)
+        or (
+            member.message is None
+            and cython.cast(object, _lent(message, member)) is not member.default
+        )
+    )
 
 
 @cython.cfunc

@@ -11,7 +11,8 @@ from codec.structs._dispatch cimport (
     Parser, parser_for, payload_of, release_staged, staged_size, write_staged,
 )
 from codec._varint cimport (
-    acquire, varint_error, varint_scan, varint_size, varint_value, varint_write,
+    PyMemoryView_GET_BUFFER, acquire, varint_error, varint_scan, varint_size,
+    varint_value, varint_write,
 )
 
 ctypedef unsigned char uchar
@@ -64,12 +65,26 @@ cdef class FrameDecoder(ReceiveWindow):
                    data=cython.p_uchar)
     cdef object _take_frame(self)
     cdef int _commit(self, Py_ssize_t nbytes) except -1
-    @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, size=uint64_t,
-                   data=cython.p_uchar)
+    @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, stop=Py_ssize_t, data=cython.p_uchar)
     cdef int _walk(self) except -1
     cdef int _check_receiving(self) except -1
-    @cython.locals(size=uint64_t)
-    cdef object _prefix_error(self, Py_ssize_t pos, Py_ssize_t n)
     cdef int _poison(self, object error, Py_ssize_t pos) except -1
     cdef int _fail(self, object error, Py_ssize_t pos) except -1
     cdef object _parse(self, memoryview frame, Py_ssize_t start, Py_ssize_t prefix)
+
+# The prefix rules (see framing.py), for the decoder and for readers of a stream in memory.
+@cython.locals(n=Py_ssize_t, size=uint64_t)
+cdef Py_ssize_t _frame_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                           Py_ssize_t max_frame_size, bint strict) noexcept
+@cython.locals(n=Py_ssize_t)
+cdef object _prefix_error(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                          Py_ssize_t max_frame_size, bint strict, Py_ssize_t base)
+@cython.locals(n=Py_ssize_t)
+cdef object _cut_error(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base)
+@cython.locals(end=Py_ssize_t, data="const uchar *", stop=Py_ssize_t)
+cpdef Py_ssize_t frames_end(memoryview view, Py_ssize_t pos, Py_ssize_t limit,
+                            Py_ssize_t max_frame_size, bint strict) except -1
+@cython.locals(end=Py_ssize_t, data="const uchar *", stop=Py_ssize_t)
+cpdef object frame_error(memoryview view, Py_ssize_t pos, Py_ssize_t max_frame_size, bint strict,
+                         Py_ssize_t base)
+cdef const uchar *_view_bytes(memoryview view) except? NULL

@@ -474,16 +474,7 @@ class FrameDecoder(ReceiveWindow):
             pos = self._walked - self._base
             if pos == self._end:
                 return
-            data = byte_pointer(self._data)
-            n = varint_scan(data, pos, self._end, self._strict)
-            if n == 0:
-                error = TruncatedError("stream ended inside a frame prefix", self._base + pos)
-            else:
-                missing = varint_value(data, pos, n) - (self._end - pos - n)
-                error = TruncatedError(
-                    "stream ended inside a frame body", self._base + pos, missing=missing
-                )
-            self._fail(error, pos)
+            self._fail(_cut_error(byte_pointer(self._data), pos, self._end, self._base), pos)
         finally:
             self._busy = False
 
@@ -602,18 +593,15 @@ class FrameDecoder(ReceiveWindow):
         data = byte_pointer(self._data)
         end = self._end
         while pos < end:
-            n = varint_scan(data, pos, end, self._strict)
-            if n <= 0:
-                if n < 0:
-                    self._poison(self._prefix_error(pos, n), pos)
+            stop = _frame_end(data, pos, end, self._max_frame_size, self._strict)
+            if stop < 0:
+                error = _prefix_error(
+                    data, pos, end, self._max_frame_size, self._strict, self._base
+                )
+                self._poison(error, pos)
+            if stop <= pos:
                 break
-            size = varint_value(data, pos, n)
-            if size > self._max_frame_size:
-                self._poison(self._prefix_error(pos, n), pos)
-                break
-            if size > end - pos - n:
-                break
-            pos += n + size
+            pos = stop
         self._walked = self._base + pos
 
     def _claim(self) -> None:
@@ -632,13 +620,6 @@ class FrameDecoder(ReceiveWindow):
             raise self._repeated()
         if self._eof:
             raise RuntimeError("no data may follow feed_eof()")
-
-    def _prefix_error(self, pos: int, n: int) -> DecodeError:
-        """The error of the bad prefix at ``pos`` that varint_scan measured as ``n``."""
-        if n < 0:
-            return varint_error(n, self._base + pos)
-        size = varint_value(byte_pointer(self._data), pos, n)
-        return FrameTooLargeError(size, self._max_frame_size, self._base + pos)
 
     def _repeated(self) -> DecodeError:
         """The error the decoder is poisoned with, to raise again: with no traceback of the
@@ -665,6 +646,89 @@ class FrameDecoder(ReceiveWindow):
             self._fail(exc, start)
         finally:
             frame.release()
+
+
+# --- the prefix rules, for the decoder and for readers of a stream held in memory ----
+
+
+def _frame_end(data: Any, pos: int, end: int, max_frame_size: int, strict: bool) -> int:
+    """Where the frame at ``data[pos:end]`` ends, if it is complete and its prefix good;
+    ``pos`` if it is not complete (yet); -1 if its prefix is bad (:func:`_prefix_error`)."""
+    n = varint_scan(data, pos, end, strict)
+    if n <= 0:
+        return -1 if n < 0 else pos
+    size = varint_value(data, pos, n)
+    if size > max_frame_size:
+        return -1
+    if size > end - pos - n:
+        return pos
+    return pos + n + size
+
+
+def _prefix_error(
+    data: Any, pos: int, end: int, max_frame_size: int, strict: bool, base: int
+) -> DecodeError:
+    """The error of the bad prefix at ``data[pos:end]``, at stream offset ``base + pos``."""
+    n = varint_scan(data, pos, end, strict)
+    if n < 0:
+        return varint_error(n, base + pos)
+    return FrameTooLargeError(varint_value(data, pos, n), max_frame_size, base + pos)
+
+
+def _cut_error(data: Any, pos: int, end: int, base: int) -> TruncatedError:
+    """The error of a stream that ends, at ``end``, inside the frame at ``pos``."""
+    n = varint_scan(data, pos, end, False)
+    if n == 0:
+        return TruncatedError("stream ended inside a frame prefix", base + pos)
+    missing = varint_value(data, pos, n) - (end - pos - n)
+    return TruncatedError("stream ended inside a frame body", base + pos, missing=missing)
+
+
+def frames_end(view: memoryview, pos: int, limit: int, max_frame_size: int, strict: bool) -> int:
+    """The end of up to ``limit`` complete frames of ``view`` from ``pos``, their prefixes
+    checked as :class:`FrameDecoder` checks them; it stops before a frame not complete or
+    with a bad prefix (:func:`frame_error` says which). For a reader that walks the frames
+    of a stream held in memory in place, as :mod:`codec.arrow` does: ``view`` is a flat
+    byte view (``byte_view``'s).
+    """
+    end = len(view)
+    if not 0 <= pos <= end:
+        raise ValueError(f"pos {pos} is outside the view's {end} bytes")
+    data = _view_bytes(view)
+    while limit > 0 and pos < end:
+        stop = _frame_end(data, pos, end, max_frame_size, strict)
+        if stop <= pos:
+            break
+        pos = stop
+        limit -= 1
+    return pos
+
+
+def frame_error(
+    view: memoryview, pos: int, max_frame_size: int, strict: bool, base: int
+) -> DecodeError:
+    """The error of the frame at ``pos`` where :func:`frames_end` stopped, in a stream
+    that ends with ``view`` (``base``: the stream offset of its first byte): a bad
+    prefix, or a frame the end cuts."""
+    end = len(view)
+    if not 0 <= pos < end:
+        raise ValueError(f"pos {pos} is outside the view's {end} bytes")
+    data = _view_bytes(view)
+    stop = _frame_end(data, pos, end, max_frame_size, strict)
+    if stop < 0:
+        return _prefix_error(data, pos, end, max_frame_size, strict, base)
+    if stop > pos:
+        raise ValueError(f"the frame at {pos} is complete")
+    return _cut_error(data, pos, end, base)
+
+
+def _view_bytes(view: memoryview) -> Any:
+    """The bytes of a flat byte view (compiled: a pointer); TypeError for any other view."""
+    if not (view.ndim == 1 and view.itemsize == 1 and view.c_contiguous):
+        raise TypeError("expected a flat byte memoryview")
+    if cython.compiled:
+        return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(view).buf)
+    return view
 
 
 if not cython.compiled:

@@ -376,6 +376,66 @@ def test_damaged_streams_fail_as_the_frame_decoder_does(name: str, data: st.Data
     check_rows(table, structs)
 
 
+def _read_rows(source: Any, cls: Any, **options: Any) -> tuple[list[Any], Exception | None]:
+    """The rows read from ``source`` before the error that stops it, and the error."""
+    rows: list[Any] = []
+    try:
+        for batch in codec.arrow.read_batches(source, cls, batch_size=2, **options):
+            rows.extend(batch.to_pylist())
+    except codec.DecodeError as exc:
+        return rows, exc
+    return rows, None
+
+
+def _described(error: Exception | None) -> Any:
+    if error is None:
+        return None
+    return type(error), str(error), getattr(error, "offset", None), getattr(error, "missing", None)
+
+
+PREFIX_DAMAGE = {
+    "a prefix of eleven bytes": b"\xff" * 10 + b"\x01",
+    "a frame over max_frame_size": b"\xea\x07" + b"\x00" * 1002,
+    "a prefix not minimal (strict)": b"\x83\x00abc",
+    "a stream cut inside a prefix": b"\x80",
+    "a stream cut inside a body": b"\x05ab",
+}
+
+
+@pytest.mark.parametrize("damage", PREFIX_DAMAGE)
+def test_bad_prefixes_fail_alike_from_bytes_and_from_a_stream(damage: str) -> None:
+    """Bytes are walked in place, a stream through a FrameDecoder's window: both check
+    the prefixes by one set of rules, so both give the same rows, then the same error,
+    as the FrameDecoder alone gives."""
+    records = peerbench.records(3)
+    stream = framed([record.SerializeToString() for record in records]) + PREFIX_DAMAGE[damage]
+    options = {"max_frame_size": 1001, "strict": True, "offset": 7}
+    in_place = _read_rows(stream, peerbench.Record, **options)
+    read = _read_rows(io.BytesIO(stream), peerbench.Record, chunk_size=5, **options)
+    decoder = codec.FrameDecoder(1001, strict=True, offset=7)
+    decoder.feed(stream)
+    frames: list[Any] = []
+    with pytest.raises(codec.DecodeError) as caught:
+        frames.extend(decoder)
+        decoder.feed_eof()
+    assert len(frames) == 3 and [row["id"] for row in in_place[0]] == [r.id for r in records]
+    assert in_place[0] == read[0]
+    assert _described(in_place[1]) == _described(read[1]) == _described(caught.value)
+
+
+def test_a_buffer_changed_between_batches_gives_rows_or_a_decode_error() -> None:
+    """Bytes are read in place, so a bytearray changed while its batches are read is read
+    as it is then: each batch's frames are checked in the call that walks them."""
+    records = peerbench.records(6)
+    source = bytearray(framed([record.SerializeToString() for record in records]))
+    reader = codec.arrow.read_batches(source, peerbench.Record, batch_size=2)
+    first = next(reader)
+    source[:] = b"\xff" * len(source)  # every later prefix bad
+    with pytest.raises(codec.DecodeError):
+        next(reader)
+    assert first.column("id").to_pylist() == [record.id for record in records[:2]]
+
+
 def test_a_bad_frame_keeps_the_rows_before_it() -> None:
     records = peerbench.records(5)
     payloads = [record.SerializeToString() for record in records]

@@ -1687,3 +1687,24 @@ def test_a_decoder_fed_from_the_middle_counts_offsets_from_the_stream_start(star
         codec.FrameDecoder(offset=2**62 + 1)
     with pytest.raises(TypeError, match="offset"):
         codec.FrameDecoder(offset=1.5)  # type: ignore[call-overload]
+
+
+def test_frames_end_walks_checked_frames_and_refuses_odd_views() -> None:
+    """frames_end and frame_error, the decoder's prefix rules for a stream in memory."""
+    from array import array
+
+    from codec.framing import frame_error, frames_end
+
+    stream = memoryview(b"\x01a\x02bc\x03d")
+    assert frames_end(stream, 0, 10, 100, False) == 5  # before the frame the end cuts
+    assert frames_end(stream, 0, 1, 100, False) == 2
+    assert frames_end(stream, 2, 10, 1, False) == 2  # a frame over the limit: stops at it
+    cut = frame_error(stream, 5, 100, False, 10)
+    assert (type(cut), cut.offset, cut.missing) == (TruncatedError, 15, 2)
+    assert isinstance(frame_error(stream, 2, 1, False, 0), FrameTooLargeError)
+    with pytest.raises(ValueError, match="is complete"):
+        frame_error(stream, 0, 100, False, 0)
+    with pytest.raises(ValueError, match="outside"):
+        frames_end(stream, 9, 1, 100, False)
+    with pytest.raises(TypeError, match="flat byte"):
+        frames_end(memoryview(array("i", [1, 2])), 0, 1, 100, False)

@@ -41,12 +41,18 @@ from typing import TYPE_CHECKING, Any
 from codec._buffer import RECEIVE_CHUNK
 from codec._varint import byte_view
 from codec._wire import DEFAULT_MAX_DEPTH, checked_count, checked_flag
-from codec.arrow._builders import decode_frames
+from codec.arrow._builders import decode_frames, decode_stream
 from codec.arrow._scale import INDEX_SUFFIX, read_dask, read_ray, write_index
 from codec.arrow._schema import DEFAULT_BATCH_SIZE, Layout, plan_for, schema_options
 from codec.arrow._writers import encode_batches
 from codec.errors import DecodeError
-from codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameEncoder, checked_size
+from codec.framing import (
+    DEFAULT_MAX_FRAME_SIZE,
+    FrameDecoder,
+    FrameEncoder,
+    checked_size,
+    frame_error,
+)
 from codec.io import stream_reader
 
 if TYPE_CHECKING:
@@ -97,10 +103,11 @@ def read_batches(
 ) -> Iterator[pyarrow.RecordBatch]:
     """Iterate the messages of a framed stream as ``pyarrow.RecordBatch``es.
 
-    ``source`` is bytes (any buffer), or a blocking binary stream as for
-    :func:`codec.read_frames` (a file, a socket, ``io.BytesIO``), read
-    ``chunk_size`` bytes at a time: memory holds a batch and a chunk, not the
-    stream. Each batch has ``batch_size`` rows, the last one fewer.
+    ``source`` is bytes (any buffer), read in place, or a blocking binary
+    stream as for :func:`codec.read_frames` (a file, a socket,
+    ``io.BytesIO``), read ``chunk_size`` bytes at a time: memory holds a batch
+    and a chunk, not the stream. Each batch has ``batch_size`` rows, the last
+    one fewer.
     ``large_types`` and ``enum_names`` are as for :func:`schema`.
     ``max_frame_size`` and ``strict`` are the frame decoder's, ``max_depth``
     the nesting limit of the struct decoder. ``offset`` is the stream offset
@@ -114,8 +121,14 @@ def read_batches(
     rows = checked_size("batch_size", batch_size, 1)
     depth = checked_count("max_depth", max_depth)
     chunk = checked_size("chunk_size", chunk_size, 1)
-    decoder = FrameDecoder(max_frame_size, strict=strict, offset=offset)
-    return _batches(layout, decoder, _reader_of(source), rows, depth, chunk, offset)
+    decoder = FrameDecoder(max_frame_size, strict=strict, offset=offset)  # its checks
+    if callable(getattr(source, "read", None)) or hasattr(source, "recv_into"):
+        take = _from_stream(layout.root, decoder, stream_reader(source), depth, chunk, offset)
+    else:
+        view = byte_view(source, False)
+        strict = checked_flag("strict", strict)
+        take = _in_place(layout.root, view, depth, offset, decoder.max_frame_size, strict)
+    return _batches(layout, take, rows)
 
 
 def read_table(source: Any, message_type: Any, **options: Any) -> pyarrow.Table:
@@ -217,49 +230,18 @@ def _each_batch(pa: Any, items: Any) -> Iterator[Any]:
             raise TypeError(f"expected pyarrow RecordBatches or Tables, not {type(item).__name__}")
 
 
-def _reader_of(source: Any) -> Callable[[memoryview], int | None]:
-    """The function that reads ``source`` into a view: a stream's own, or, for bytes (any
-    buffer), one that copies the next of them, so that the window holds a chunk of them
-    at a time; TypeError for anything else."""
-    if callable(getattr(source, "read", None)) or hasattr(source, "recv_into"):
-        return stream_reader(source)
-    data = byte_view(source, False)
-    position = 0
-
-    def read(room: memoryview) -> int:
-        nonlocal position
-        size = min(len(room), len(data) - position)
-        room[:size] = data[position : position + size]
-        position += size
-        return size
-
-    return read
-
-
-def _batches(
-    layout: Layout, decoder: FrameDecoder, read: Any, rows: int, depth: int, chunk: int, offset: int
-) -> Iterator[Any]:
-    root = layout.root  # offset: the stream offset of the next frame taken
+def _batches(layout: Layout, take: Callable[[int], bool], rows: int) -> Iterator[Any]:
+    """The batches of ``rows`` rows that ``take`` decodes into ``layout``'s root, the
+    last one fewer. ``take(n)`` decodes up to ``n`` more frames and returns whether the
+    stream goes on; on a DecodeError, the rows before its frame go out first."""
+    root = layout.root
     error: DecodeError | None = None
     while error is None:
         try:
-            # Each view of the window is let go before the next read: while one is alive,
-            # the window cannot move its bytes in place and copies them to a new one.
-            with decoder.take_frames(rows - root.length) as frames:
-                size = len(frames)
-                if size:
-                    decode_frames(root, frames, offset, depth)
-            if not size:
-                with decoder.get_buffer(chunk) as room:
-                    received = read(room)
-                if not received:
-                    decoder.feed_eof()  # raises for a stream cut inside a frame
-                    break
-                decoder.buffer_updated(received)
-                continue
-            offset += size
+            if not take(rows - root.length):
+                break
         except DecodeError as exc:
-            error = exc  # the rows before its frame go out first
+            error = exc
         if root.length == rows:
             yield layout.batch(more=True)
     if root.length:
@@ -267,6 +249,52 @@ def _batches(
     _give_back(layout)  # with no rows, and small buffers (not a reader's left unfinished)
     if error is not None:
         raise error
+
+
+def _from_stream(
+    root: Any, decoder: FrameDecoder, read: Any, depth: int, chunk: int, offset: int
+) -> Callable[[int], bool]:
+    """The frames of a stream, read ``chunk`` bytes at a time into ``decoder``'s window."""
+
+    def take(wanted: int) -> bool:
+        nonlocal offset  # the stream offset of the next frame taken
+        while True:
+            # Each view of the window is let go before the next read: while one is alive,
+            # the window cannot move its bytes in place and copies them to a new one.
+            with decoder.take_frames(wanted) as frames:
+                size = len(frames)
+                if size:
+                    decode_frames(root, frames, offset, depth)
+            if size:
+                offset += size
+                return True
+            with decoder.get_buffer(chunk) as room:
+                received = read(room)
+            if not received:
+                decoder.feed_eof()  # raises for a stream cut inside a frame
+                return False
+            decoder.buffer_updated(received)
+
+    return take
+
+
+def _in_place(
+    root: Any, view: memoryview, depth: int, offset: int, max_frame_size: int, strict: bool
+) -> Callable[[int], bool]:
+    """The frames of a stream held in memory (``view``), walked where they lie."""
+    pos = 0
+
+    def take(wanted: int) -> bool:
+        nonlocal pos
+        if pos == len(view):
+            return False
+        stop = decode_stream(root, view, pos, wanted, offset, depth, max_frame_size, strict)
+        if stop == pos:
+            raise frame_error(view, pos, max_frame_size, strict, offset)
+        pos = stop
+        return True
+
+    return take
 
 
 def _arrow() -> Any:

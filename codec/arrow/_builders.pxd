@@ -4,6 +4,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from codec._buffer cimport grown, is_exported, resize_zeroed
+from codec.framing cimport frames_end
 from codec._varint cimport read_le, uchar, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
@@ -244,10 +245,17 @@ cdef class Walk:
     cdef Py_ssize_t base, max_depth, body
     cdef bint dropped_value, dropped
 
-@cython.locals(walk=Walk, data="const uchar *", end=Py_ssize_t, pos=Py_ssize_t, rows=Py_ssize_t,
-               n=Py_ssize_t, body=Py_ssize_t, row=Py_ssize_t)
+@cython.locals(walk=Walk)
 cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
                                Py_ssize_t max_depth=*) except -1
+@cython.locals(walk=Walk, end=Py_ssize_t)
+cpdef Py_ssize_t decode_stream(Column root, memoryview view, Py_ssize_t pos, Py_ssize_t limit,
+                               Py_ssize_t base, Py_ssize_t max_depth, Py_ssize_t max_frame_size,
+                               bint strict) except -1
+cdef Walk _walk_of(Column root, memoryview view, Py_ssize_t base, Py_ssize_t max_depth)
+@cython.locals(rows=Py_ssize_t, n=Py_ssize_t, body=Py_ssize_t, row=Py_ssize_t)
+cdef Py_ssize_t _rows(Column root, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                      Walk walk) except -1
 @cython.locals(row=Py_ssize_t, dropped=bint, start=Py_ssize_t, head=cython.longlong,
                tag=uint64_t, child="PyObject *", field=FieldPlan, after=Py_ssize_t)
 cdef Py_ssize_t _fields(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,

@@ -35,8 +35,12 @@ Strategy (the numbers are referred to below):
    entries (Arrow maps may), where protobuf keeps the last.
 4. Nothing is made per message or per field: values are read from the frame
    and written into the buffers. The frames come from a
-   :class:`codec.FrameDecoder` (``take_frames``), which checks their prefixes;
-   a frame's error carries its offset in the stream, as the struct decoder's.
+   :class:`codec.FrameDecoder` (``take_frames``), which checks their prefixes,
+   or, for a stream held in memory, straight from its bytes, their prefixes
+   checked by the decoder's rules (``codec.framing.frames_end``) in the call
+   that walks them, so that no Python code runs between the check and the
+   walk. A frame's error carries its offset in the stream, as the struct
+   decoder's.
 
 This file is Cython pure-Python mode (types in ``_builders.pxd``).
 """
@@ -80,6 +84,7 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         stray_end_group,
         varint_length,
     )
+    from codec.framing import frames_end
     from codec.structs._plan import _field_numbered, packed_run
 
     def _pointer(data: bytearray) -> bytearray:
@@ -509,12 +514,41 @@ def decode_frames(root: Column, view: Any, base: int, max_depth: int = DEFAULT_M
     """Decode the frames of ``view``, complete frames whose prefixes are checked, each
     into a row of ``root``, a STRUCT column; return how many (``base``: the stream
     offset of ``view``)."""
+    walk = _walk_of(root, view, base, max_depth)
+    return _rows(root, _bytes_of(view), 0, len(view), walk)
+
+
+def decode_stream(
+    root: Column,
+    view: Any,
+    pos: int,
+    limit: int,
+    base: int,
+    max_depth: int,
+    max_frame_size: int,
+    strict: bool,
+) -> int:
+    """Decode up to ``limit`` frames of ``view``, a stream held in memory, from ``pos``,
+    each into a row of ``root``; return where they end. It stops before a frame that is
+    cut or has a bad prefix (``codec.framing.frame_error`` says which): at ``pos`` if
+    that is the first. ``base``: the stream offset of ``view``."""
+    walk = _walk_of(root, view, base, max_depth)  # made before the check: nothing runs after
+    end = frames_end(view, pos, limit, max_frame_size, strict)
+    _rows(root, _bytes_of(view), pos, end, walk)
+    return end
+
+
+def _walk_of(root: Column, view: Any, base: int, max_depth: int) -> Walk:
+    """A walk of ``view``'s frames into ``root``; TypeError unless ``root`` is a built
+    STRUCT column."""
     if not _is_built(root) or root.shape != STRUCT:
         raise TypeError("frames are decoded into the STRUCT column of their message")
-    walk = Walk(view, base, max_depth)
-    data = _bytes_of(view)
-    end = len(view)
-    pos = 0
+    return Walk(view, base, max_depth)
+
+
+def _rows(root: Column, data: Any, pos: int, end: int, walk: Walk) -> int:
+    """Decode the complete, checked frames of ``data[pos:end]`` into rows of ``root``;
+    return how many. A frame that fails leaves the rows before it whole."""
     rows = 0
     row = root.length
     try:

@@ -427,3 +427,40 @@ def test_a_message_of_many_oneofs_has_each_checked() -> None:
             EncodeError,
             rf"column c{group}_1, row 1: c{group}_0 is set too",
         )
+
+
+def test_both_ways_of_binding_a_batch_write_the_same_frames(monkeypatch: Any) -> None:
+    """Compiled, a batch is bound through the C data interface unless it holds a
+    dictionary; through pyarrow's objects otherwise. Both read the same rows."""
+    import codec.arrow._schema as schema_module
+
+    records = peerbench.records(30)
+    cls = type(records[0])
+    table = codec.arrow.read_table(struct_frames(records), cls)
+    tables = [
+        table,
+        table.slice(4, 11),
+        pa.concat_tables([table.slice(20, 3), table.slice(0, 5)]),
+        codec.arrow.read_table(struct_frames(records), cls, large_types=True).slice(2, 9),
+    ]
+    exported = [rewritten(each, cls) for each in tables]
+    monkeypatch.setattr(schema_module, "exportable", lambda *arguments: False)
+    codec.arrow._IDLE_LAYOUTS.clear()  # layouts that decided for the schemas already
+    assert [rewritten(each, cls) for each in tables] == exported
+    assert exported[1] == struct_frames(records[4:15])
+
+
+def test_a_batch_written_is_let_go() -> None:
+    """The export a batch is bound through is released once the batch is written: its
+    buffers, which pyarrow allocated, go back to pyarrow's pool."""
+    records = peerbench.records(50)
+    cls = type(records[0])
+    rows = codec.arrow.read_table(struct_frames(records), cls).to_pylist()
+    schema = codec.arrow.schema(cls)
+    baseline = pa.total_allocated_bytes()
+    for _ in range(3):
+        table = pa.Table.from_pylist(rows, schema=schema)  # buffers from pyarrow's pool
+        assert pa.total_allocated_bytes() > baseline
+        assert rewritten(table, cls) == struct_frames(records)
+        del table
+        assert pa.total_allocated_bytes() == baseline

@@ -147,8 +147,10 @@ cdef extern from *:
     }
     """
     struct ArrowArray:
-        int64_t length, null_count, n_buffers, n_children
+        int64_t length, null_count, offset, n_buffers, n_children
+        const void **buffers
         ArrowArray **children
+        ArrowArray *dictionary
         void (*release)(ArrowArray *)
     ctypedef struct CodecBatch:
         pass

@@ -44,7 +44,7 @@ from codec.arrow._builders import (
     arrow_batch,
     join_oneof,
 )
-from codec.arrow._writers import Reader
+from codec.arrow._writers import Reader, bind_exported, exportable
 from codec.errors import EncodeError, SchemaError
 from codec.structs._plan import FieldPlan, MessagePlan
 
@@ -105,6 +105,7 @@ class Layout:
         self.root = Column(STRUCT, None, False, children=columns, plan=plan)
         self._reader: Reader | None = None  # made on first use: a layout that only reads
         self._checked: Any = None  # the schema of the last batch bound, which matched
+        self._exportable = False  # whether batches of it are bound through the C interface
 
     @property
     def reader(self) -> Reader:
@@ -136,10 +137,13 @@ class Layout:
         """Have the readers read ``batch``, a ``RecordBatch``, once its schema is checked;
         return its rows."""
         schema = batch.schema
+        root = self.reader
         if self._checked is None or not schema.equals(self._checked):
             _check_type(self._pa, self._pa.struct(self.schema), self._pa.struct(schema), "")
+            self._exportable = COMPILED and exportable(root, self._pa, schema)
             self._checked = schema
-        root = self.reader
+        if self._exportable and getattr(batch, "is_cpu", False):
+            return bind_exported(root, batch)  # in one export (compiled)
         for reader, array in zip(root.children, batch.columns, strict=True):
             self._bind(reader, array, array.offset)
         root.bind(0, batch.num_rows, None, None, None, False, 0)

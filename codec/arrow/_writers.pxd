@@ -1,6 +1,7 @@
 # C types for _writers.py (Cython pure-Python mode).
 cimport cython
 from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memmove
 
 from codec._buffer cimport (
@@ -10,13 +11,17 @@ from codec._varint cimport (
     read_le, uchar, varint_size, varint_write, varint_write_padded, write_le,
 )
 from codec._wire cimport ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
-from codec.arrow._builders cimport BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, codec_utf8_valid
+from codec.arrow._builders cimport (
+    BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, ArrowArray, codec_utf8_valid,
+)
 from codec.framing cimport FrameEncoder
 from codec.structs._decode cimport Decoder, codec_ascii
 from codec.structs._plan cimport FieldPlan, MessagePlan
 
 cdef extern from "Python.h":
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
+    object PyMemoryView_FromMemory(char *memory, Py_ssize_t size, int flags)
+    int PyBUF_READ
 
 cdef Py_ssize_t _MAX_POSITION, _MAX_DEPTH, _SCALAR_ROOM
 cdef uint64_t _LOW_32, _LOW_64
@@ -50,6 +55,20 @@ cdef int _check_reach(Reader reader) except -1
 cdef object _bytes(object buffer)
 cdef int _check_holds(object view, Py_ssize_t size, str path) except -1
 cdef const uchar *_address(object view) noexcept
+
+@cython.locals(found=bint)
+cpdef bint exportable(Reader root, object pa, object schema) except -1
+@cython.locals(shape=int, found=bint)
+cdef bint _mark_wide(Reader reader, object pa, object arrow_type) except -1
+
+cdef class Exported:
+    cdef ArrowArray *array
+
+@cython.locals(exported=Exported)
+cpdef Py_ssize_t bind_exported(Reader root, object batch) except -1
+@cython.locals(shape=int, buffers=Py_ssize_t, size=Py_ssize_t, slot=Py_ssize_t,
+               child="ArrowArray *")
+cdef int _bind_node(Reader reader, ArrowArray *node, Py_ssize_t shift) except -1
 
 @cython.final
 cdef class Walk:

@@ -8,10 +8,11 @@ Strategy (the numbers are referred to below):
    LIST per repeated field, whose child reads the elements; a MAP, whose
    child is a STRUCT of key and value; FIXED, BOOLS and TEXTS for numbers,
    bools, strings and bytes. Before a batch is written, each reader is bound
-   to its array (:meth:`Reader.bind`): the addresses of its buffers, checked
-   to hold its positions, and ``shift``, which takes a position of its
-   parent (a STRUCT's position, or an offset of a LIST) to its own. The walk
-   then reads those buffers and touches no Python object.
+   to its array (:meth:`Reader.bind`, or, compiled, all at once through
+   Arrow's C data interface: :func:`bind_exported`): the addresses of its
+   buffers, checked to hold its positions, and ``shift``, which takes a
+   position of its parent (a STRUCT's position, or an offset of a LIST) to
+   its own. The walk then reads those buffers and touches no Python object.
 2. A frame is written in one pass over its row, straight into the encoder's
    buffer. A length prefix (the frame's, a message's, a packed run's, a map
    entry's) is given one byte before its body, and written once the body's
@@ -251,6 +252,136 @@ def _address(view: Any) -> Any:
     if cython.compiled:
         return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(view).buf)
     return view
+
+
+# --- binding through Arrow's C data interface (1) ------------------------------------
+#
+# Compiled, a batch whose columns are in main memory and hold no dictionary (enum
+# names) is bound in one export: bind_exported reads the addresses of its buffers from
+# the ArrowArrays, where Reader.bind takes a pyarrow object a buffer (a microsecond a
+# column). The addresses come without sizes, so the batch is first validated by Arrow,
+# whose checks are those of Reader.bind: each buffer holds its array's offset and
+# length, a child its parent's positions, a TEXTS' last offset its data.
+
+
+def exportable(root: Reader, pa: Any, schema: Any) -> bool:
+    """Whether batches of ``schema`` (checked to match ``root``'s) can be bound through
+    the C data interface, with no dictionary column; their readers take its offsets'
+    widths, which an exported array does not carry."""
+    found = True
+    for reader, field in zip(root.children, schema, strict=True):
+        found = _mark_wide(cython.cast(Reader, reader), pa, field.type) and found
+    return found
+
+
+def _mark_wide(reader: Reader, pa: Any, arrow_type: Any) -> bool:
+    """Give ``reader`` and its children the offsets' widths of ``arrow_type``; False if a
+    dictionary is found."""
+    types = pa.types
+    if types.is_dictionary(arrow_type):
+        return False
+    shape = reader.shape
+    if shape == STRUCT:
+        found = True
+        for slot, child in enumerate(reader.children):
+            found = (
+                _mark_wide(cython.cast(Reader, child), pa, arrow_type.field(slot).type) and found
+            )
+        return found
+    if shape in (LIST, MAP):
+        reader.wide = types.is_large_list(arrow_type)
+        items = (
+            arrow_type.value_type
+            if shape == LIST
+            else pa.struct([arrow_type.key_field, arrow_type.item_field])
+        )
+        return _mark_wide(cython.cast(Reader, reader.children[0]), pa, items)
+    reader.wide = types.is_large_string(arrow_type) or types.is_large_binary(arrow_type)
+    return True
+
+
+class Exported:
+    """A record batch exported through the C data interface (compiled only), released
+    when this is let go: the readers bound to it keep it, and so its buffers."""
+
+    def __init__(self) -> None:
+        if cython.compiled:
+            self.array = cython.cast(
+                cython.pointer(ArrowArray), calloc(1, cython.sizeof(ArrowArray))
+            )
+            if self.array == cython.NULL:
+                raise MemoryError()
+
+    def __dealloc__(self) -> None:
+        if cython.compiled and self.array != cython.NULL:
+            if self.array.release != cython.NULL:
+                self.array.release(self.array)
+            free(self.array)
+
+
+def bind_exported(root: Reader, batch: Any) -> int:
+    """Bind ``root``, the STRUCT reader of a batch's rows, to ``batch``, a
+    ``RecordBatch`` of the schema :func:`exportable` accepted, through the C data
+    interface (compiled only); return its rows. An invalid batch is Arrow's
+    ``ArrowInvalid``, a ValueError, as Reader.bind's refusals are."""
+    if not _is_made(root) or root.shape != STRUCT or root.field is not None:
+        raise TypeError("batches are bound to the STRUCT reader of their message")
+    if not cython.compiled:
+        raise RuntimeError("the uncompiled build binds a batch with Reader.bind")
+    try:
+        batch.validate()  # Arrow's checks of the sizes the exported addresses come without
+    except ValueError as error:  # pyarrow's ArrowInvalid
+        raise ValueError(f"the batch is not a valid Arrow array: {error}") from error
+    exported = Exported()
+    if cython.compiled:
+        batch._export_to_c(cython.cast(cython.size_t, exported.array))
+        _bind_node(root, exported.array, 0)
+    root.held = exported
+    return root.size
+
+
+def _bind_node(reader: Reader, node: Any, shift: int) -> None:
+    """Bind ``reader`` and its children to ``node``, an exported array, and its children,
+    from a parent position plus ``shift`` (as ``Layout._bind`` binds them)."""
+    if cython.compiled:
+        shape = reader.shape
+        buffers = 1 if shape == STRUCT else 3 if shape == TEXTS else 2
+        if (
+            node.n_buffers != buffers
+            or node.n_children != len(reader.children)
+            or node.dictionary != cython.NULL
+            or node.offset < 0
+            or not 0 <= node.length <= _MAX_POSITION - node.offset
+        ):
+            raise ValueError(f"column {reader.path}: the exported array is not of its type")
+        size = node.offset + node.length
+        for slot in range(node.n_children):
+            child = node.children[slot]
+            _bind_node(cython.cast(Reader, reader.children[slot]), child, child.offset)
+        reader.held = None  # the Exported the root holds keeps the buffers
+        reader.validity = (
+            cython.cast(cython.p_uchar, node.buffers[0]) if node.null_count else cython.NULL
+        )
+        reader.offsets = cython.NULL
+        reader.values = cython.NULL
+        reader.span_limit = 0
+        if shape in (LIST, MAP, TEXTS):
+            reader.offsets = cython.cast(cython.p_uchar, node.buffers[1])
+        if shape in (FIXED, BOOLS, TEXTS):
+            reader.values = cython.cast(cython.p_uchar, node.buffers[buffers - 1])
+        if shape in (LIST, MAP):
+            reader.span_limit = node.children[0].length
+        elif shape == TEXTS:  # its data reaches its last offset, which Arrow checked
+            reader.span_limit = _offset(reader, size)
+            if reader.span_limit < 0:
+                raise ValueError(f"column {reader.path}: a negative offset")
+            if reader.kind == MESSAGE:  # kept encoded: _check_kept's Decoder reads a view
+                data = PyMemoryView_FromMemory(
+                    cython.cast(cython.p_char, reader.values), reader.span_limit, PyBUF_READ
+                )
+                reader.held = (None, None, data)
+        reader.shift = shift
+        reader.size = size
 
 
 # --- the walk (2) ------------------------------------------------------------------

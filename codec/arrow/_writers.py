@@ -335,9 +335,9 @@ def bind_exported(root: Reader, batch: Any) -> int:
     exported = Exported()
     if cython.compiled:
         batch._export_to_c(cython.cast(cython.size_t, exported.array))
-        _bind_node(root, exported.array, 0)
+        _bind_node(root, exported.array, exported.array.offset)  # a row: a root position
     root.held = exported
-    return root.size
+    return root.size - root.shift
 
 
 def _bind_node(reader: Reader, node: Any, shift: int) -> None:

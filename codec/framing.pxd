@@ -74,8 +74,8 @@ cdef class FrameDecoder(ReceiveWindow):
 
 # The prefix rules (see framing.py), for the decoder and for readers of a stream in memory.
 @cython.locals(n=Py_ssize_t, size=uint64_t)
-cdef Py_ssize_t _frame_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
-                           Py_ssize_t max_frame_size, bint strict) noexcept
+cdef inline Py_ssize_t _frame_end(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                                  Py_ssize_t max_frame_size, bint strict) noexcept
 @cython.locals(n=Py_ssize_t)
 cdef object _prefix_error(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                           Py_ssize_t max_frame_size, bint strict, Py_ssize_t base)

@@ -63,35 +63,36 @@ cdef extern from *:
     #define CODEC_HERE() codec_here()
     #endif
     /* The lowest address of the calling thread's stack, found once per thread;
-       NULL where the platform does not tell it. */
+       NULL where the platform does not tell it. One thread-local record: in a
+       shared library each thread-local variable costs a call to find it. */
+    typedef struct { char *low; int known; } CodecStack;
     static CYTHON_INLINE char *codec_stack_low(void) {
     #if defined(_MSC_VER)
-        static __declspec(thread) char *low = NULL;
-        static __declspec(thread) int known = 0;
+        static __declspec(thread) CodecStack stack = {NULL, 0};
     #else
-        static __thread char *low = NULL;
-        static __thread int known = 0;
+        static __thread CodecStack stack = {NULL, 0};
     #endif
-        if (!known) {
-            known = 1;
+        CodecStack *own = &stack;
+        if (!own->known) {
+            own->known = 1;
     #if defined(__linux__)
             pthread_attr_t attr;
             void *addr;
             size_t size;
             if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-                if (pthread_attr_getstack(&attr, &addr, &size) == 0) low = (char *)addr;
+                if (pthread_attr_getstack(&attr, &addr, &size) == 0) own->low = (char *)addr;
                 pthread_attr_destroy(&attr);
             }
     #elif defined(__APPLE__)
-            low = (char *)pthread_get_stackaddr_np(pthread_self())
-                  - pthread_get_stacksize_np(pthread_self());
+            own->low = (char *)pthread_get_stackaddr_np(pthread_self())
+                       - pthread_get_stacksize_np(pthread_self());
     #elif defined(_WIN32)
             ULONG_PTR lowest, highest;
             GetCurrentThreadStackLimits(&lowest, &highest);
-            low = (char *)lowest;
+            own->low = (char *)lowest;
     #endif
         }
-        return low;
+        return own->low;
     }
     /* Bytes of C stack left below this point in the calling thread; PY_SSIZE_T_MAX
        where the bounds are unknown. */

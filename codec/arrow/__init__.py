@@ -134,9 +134,9 @@ def read_batches(
 def read_table(source: Any, message_type: Any, **options: Any) -> pyarrow.Table:
     """Every message of a framed stream as one ``pyarrow.Table`` (see :func:`read_batches`)."""
     batches = list(read_batches(source, message_type, **options))
-    return _arrow().Table.from_batches(
-        batches, schema=schema(message_type, **schema_options(options))
-    )
+    if batches:  # each has the schema
+        return _arrow().Table.from_batches(batches)
+    return _arrow().Table.from_batches([], schema=schema(message_type, **schema_options(options)))
 
 
 def write_frames(

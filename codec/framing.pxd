@@ -11,7 +11,7 @@ from codec.structs._dispatch cimport (
     Parser, parser_for, payload_of, release_staged, staged_size, write_staged,
 )
 from codec._varint cimport (
-    PyMemoryView_GET_BUFFER, acquire, varint_error, varint_scan, varint_size,
+    PyMemoryView_GET_BUFFER, acquire, is_flat_bytes, varint_error, varint_scan, varint_size,
     varint_value, varint_write,
 )
 
@@ -81,9 +81,10 @@ cdef object _prefix_error(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                           Py_ssize_t max_frame_size, bint strict, Py_ssize_t base)
 @cython.locals(n=Py_ssize_t)
 cdef object _cut_error(const uchar *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t base)
-@cython.locals(end=Py_ssize_t, data="const uchar *", stop=Py_ssize_t)
+@cython.locals(end=Py_ssize_t, data="const uchar *", start=Py_ssize_t, stop=Py_ssize_t)
 cpdef Py_ssize_t frames_end(memoryview view, Py_ssize_t pos, Py_ssize_t limit,
-                            Py_ssize_t max_frame_size, bint strict) except -1
+                            Py_ssize_t max_frame_size, bint strict,
+                            Py_ssize_t max_bytes) except -1
 @cython.locals(end=Py_ssize_t, data="const uchar *", stop=Py_ssize_t)
 cpdef object frame_error(memoryview view, Py_ssize_t pos, Py_ssize_t max_frame_size, bint strict,
                          Py_ssize_t base)

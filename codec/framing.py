@@ -684,18 +684,22 @@ def _cut_error(data: Any, pos: int, end: int, base: int) -> TruncatedError:
     return TruncatedError("stream ended inside a frame body", base + pos, missing=missing)
 
 
-def frames_end(view: memoryview, pos: int, limit: int, max_frame_size: int, strict: bool) -> int:
+def frames_end(
+    view: memoryview, pos: int, limit: int, max_frame_size: int, strict: bool, max_bytes: int
+) -> int:
     """The end of up to ``limit`` complete frames of ``view`` from ``pos``, their prefixes
     checked as :class:`FrameDecoder` checks them; it stops before a frame not complete or
-    with a bad prefix (:func:`frame_error` says which). For a reader that walks the frames
-    of a stream held in memory in place, as :mod:`codec.arrow` does: ``view`` is a flat
-    byte view (``byte_view``'s).
+    with a bad prefix (:func:`frame_error` says which), and after the frame that reaches
+    ``max_bytes`` past ``pos``. For a reader that walks the frames of a stream held in
+    memory in place, as :mod:`codec.arrow` does: ``view`` is a flat byte view
+    (``byte_view``'s).
     """
     end = len(view)
     if not 0 <= pos <= end:
         raise ValueError(f"pos {pos} is outside the view's {end} bytes")
     data = _view_bytes(view)
-    while limit > 0 and pos < end:
+    start = pos
+    while limit > 0 and pos < end and pos - start < max_bytes:
         stop = _frame_end(data, pos, end, max_frame_size, strict)
         if stop <= pos:
             break
@@ -724,10 +728,12 @@ def frame_error(
 
 def _view_bytes(view: memoryview) -> Any:
     """The bytes of a flat byte view (compiled: a pointer); TypeError for any other view."""
+    if cython.compiled:
+        if not is_flat_bytes(view, False):
+            raise TypeError("expected a flat byte memoryview")
+        return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(view).buf)
     if not (view.ndim == 1 and view.itemsize == 1 and view.c_contiguous):
         raise TypeError("expected a flat byte memoryview")
-    if cython.compiled:
-        return cython.cast(cython.p_uchar, PyMemoryView_GET_BUFFER(view).buf)
     return view
 
 

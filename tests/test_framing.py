@@ -1696,15 +1696,16 @@ def test_frames_end_walks_checked_frames_and_refuses_odd_views() -> None:
     from codec.framing import frame_error, frames_end
 
     stream = memoryview(b"\x01a\x02bc\x03d")
-    assert frames_end(stream, 0, 10, 100, False) == 5  # before the frame the end cuts
-    assert frames_end(stream, 0, 1, 100, False) == 2
-    assert frames_end(stream, 2, 10, 1, False) == 2  # a frame over the limit: stops at it
+    assert frames_end(stream, 0, 10, 100, False, 100) == 5  # before the frame the end cuts
+    assert frames_end(stream, 0, 1, 100, False, 100) == 2
+    assert frames_end(stream, 0, 10, 100, False, 1) == 2  # once 1 byte is passed
+    assert frames_end(stream, 2, 10, 1, False, 100) == 2  # a frame over the limit: stops at it
     cut = frame_error(stream, 5, 100, False, 10)
     assert (type(cut), cut.offset, cut.missing) == (TruncatedError, 15, 2)
     assert isinstance(frame_error(stream, 2, 1, False, 0), FrameTooLargeError)
     with pytest.raises(ValueError, match="is complete"):
         frame_error(stream, 0, 100, False, 0)
     with pytest.raises(ValueError, match="outside"):
-        frames_end(stream, 9, 1, 100, False)
+        frames_end(stream, 9, 1, 100, False, 100)
     with pytest.raises(TypeError, match="flat byte"):
-        frames_end(memoryview(array("i", [1, 2])), 0, 1, 100, False)
+        frames_end(memoryview(array("i", [1, 2])), 0, 1, 100, False, 100)

@@ -169,7 +169,7 @@ cpdef enum:  # Column.shape (Python sees them too: codec.arrow._schema)
     MAP = 4
     STRUCT = 5
 
-cdef Py_ssize_t _INITIAL, _RETIRED
+cdef Py_ssize_t _INITIAL, _RETIRED, _SPAN
 cdef object _LOW_64
 
 @cython.final
@@ -250,7 +250,7 @@ cdef class Walk:
 @cython.locals(walk=Walk)
 cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,
                                Py_ssize_t max_depth=*) except -1
-@cython.locals(walk=Walk, end=Py_ssize_t)
+@cython.locals(walk=Walk, data="const uchar *", end=Py_ssize_t)
 cpdef Py_ssize_t decode_stream(Column root, memoryview view, Py_ssize_t pos, Py_ssize_t limit,
                                Py_ssize_t base, Py_ssize_t max_depth, Py_ssize_t max_frame_size,
                                bint strict) except -1

@@ -105,6 +105,7 @@ if not cython.compiled:  # compiled, _builders.pxd declares them
 
 _INITIAL = 64  # bytes a buffer starts with
 _RETIRED = 2  # generations of buffers handed to batches, kept to reuse once free (1)
+_SPAN = 64 * 1024  # the bytes of frames decode_stream checks, then walks, at a time (4)
 _LOW_64 = (1 << 64) - 1
 
 
@@ -531,11 +532,20 @@ def decode_stream(
     """Decode up to ``limit`` frames of ``view``, a stream held in memory, from ``pos``,
     each into a row of ``root``; return where they end. It stops before a frame that is
     cut or has a bad prefix (``codec.framing.frame_error`` says which): at ``pos`` if
-    that is the first. ``base``: the stream offset of ``view``."""
+    that is the first. ``base``: the stream offset of ``view``.
+
+    The frames are checked, then walked, :data:`_SPAN` bytes at a time: the walk reads
+    them while the check left them in the cache (a stream read cold from memory takes a
+    tenth longer checked whole first)."""
     walk = _walk_of(root, view, base, max_depth)  # made before the check: nothing runs after
-    end = frames_end(view, pos, limit, max_frame_size, strict)
-    _rows(root, _bytes_of(view), pos, end, walk)
-    return end
+    data = _bytes_of(view)
+    while limit > 0 and pos < len(view):
+        end = frames_end(view, pos, limit, max_frame_size, strict, _SPAN)
+        if end == pos:
+            break
+        limit -= _rows(root, data, pos, end, walk)
+        pos = end
+    return pos
 
 
 def _walk_of(root: Column, view: Any, base: int, max_depth: int) -> Walk:

@@ -24,7 +24,10 @@ completed before the error can still be read, then every call raises the
 same error. A bad prefix behind frames not taken yet is reported by
 ``next_frame()`` once those frames are out, and every further byte is
 refused at once, so the bytes held stay below ``max_frame_size`` plus a
-prefix plus one ``feed()``.
+prefix plus one ``feed()``. The prefix rules are written once, as functions
+of a buffer (``_frame_end``, ``_prefix_error``, ``_cut_error``): the window's
+walk applies them, and so does :func:`frames_end`, for a reader that walks
+the frames of a stream held in memory where they lie.
 
 Misuse, either way: neither class is thread-safe, and each turns concurrent
 or re-entrant use into a :class:`RuntimeError` rather than a corrupt stream.

@@ -44,7 +44,7 @@ from codec.arrow._builders import (
     arrow_batch,
     join_oneof,
 )
-from codec.arrow._writers import Reader, bind_exported, exportable
+from codec.arrow._writers import Reader, bind_exported, take_widths
 from codec.errors import EncodeError, SchemaError
 from codec.structs._plan import FieldPlan, MessagePlan
 
@@ -140,13 +140,14 @@ class Layout:
         root = self.reader
         if self._checked is None or not schema.equals(self._checked):
             _check_type(self._pa, self._pa.struct(self.schema), self._pa.struct(schema), "")
-            self._exportable = COMPILED and exportable(root, self._pa, schema)
+            exportable = take_widths(root, self._pa, schema)
+            self._exportable = COMPILED and exportable
             self._checked = schema
         if self._exportable and getattr(batch, "is_cpu", False):
             return bind_exported(root, batch)  # in one export (compiled)
         for reader, array in zip(root.children, batch.columns, strict=True):
             self._bind(reader, array, array.offset)
-        root.bind(0, batch.num_rows, None, None, None, False, 0)
+        root.bind(0, batch.num_rows, None, None, None, 0)
         return root.size
 
     def _bind(self, reader: Reader, array: Any, shift: int) -> None:
@@ -163,19 +164,17 @@ class Layout:
             for slot, child in enumerate(reader.children):
                 member = array.field(slot)
                 self._bind(child, member, member.offset - array.offset)
-            reader.bind(shift, size, validity, None, None, False, 0)
+            reader.bind(shift, size, validity, None, None, 0)
         elif shape in (LIST, MAP):
             items = array.values
             self._bind(reader.children[0], items, items.offset)
-            wide = types.is_large_list(array.type)
-            reader.bind(shift, size, validity, buffers[1], None, wide, len(items))
+            reader.bind(shift, size, validity, buffers[1], None, len(items))
         elif shape == TEXTS:
             data = buffers[2]
-            wide = types.is_large_string(array.type) or types.is_large_binary(array.type)
             span = 0 if data is None else data.size
-            reader.bind(shift, size, validity, buffers[1], data, wide, span)
+            reader.bind(shift, size, validity, buffers[1], data, span)
         else:
-            reader.bind(shift, size, validity, None, buffers[1], False, 0)
+            reader.bind(shift, size, validity, None, buffers[1], 0)
 
     # --- the schema and the builders, from the plan --------------------------------
 

@@ -55,11 +55,15 @@ cdef int _check_reach(Reader reader) except -1
 cdef object _bytes(object buffer)
 cdef int _check_holds(object view, Py_ssize_t size, str path) except -1
 cdef const uchar *_address(object view) noexcept
+cdef void _point(Reader reader, object held, const uchar *validity, const uchar *offsets,
+                 const uchar *values) noexcept
+cdef void _reach(Reader reader, Py_ssize_t shift, Py_ssize_t size,
+                 Py_ssize_t span_limit) noexcept
 
-@cython.locals(found=bint)
-cpdef bint exportable(Reader root, object pa, object schema) except -1
-@cython.locals(shape=int, found=bint)
-cdef bint _mark_wide(Reader reader, object pa, object arrow_type) except -1
+@cython.locals(exportable=bint)
+cpdef bint take_widths(Reader root, object pa, object schema) except -1
+@cython.locals(shape=int, exportable=bint)
+cdef bint _take_width(Reader reader, object pa, object arrow_type) except -1
 
 cdef class Exported:
     cdef ArrowArray *array
@@ -67,7 +71,8 @@ cdef class Exported:
 @cython.locals(exported=Exported)
 cpdef Py_ssize_t bind_exported(Reader root, object batch) except -1
 @cython.locals(shape=int, buffers=Py_ssize_t, size=Py_ssize_t, slot=Py_ssize_t,
-               child="ArrowArray *")
+               child="ArrowArray *", at="const void **", validity="const uchar *",
+               offsets="const uchar *", values="const uchar *", span_limit=Py_ssize_t)
 cdef int _bind_node(Reader reader, ArrowArray *node, Py_ssize_t shift) except -1
 
 @cython.final

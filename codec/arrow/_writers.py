@@ -173,7 +173,6 @@ class Reader:
         validity: Any,
         offsets: Any,
         values: Any,
-        wide: bool,
         span_limit: int,
     ) -> None:
         """Read the array whose buffers these are: ``size`` positions (its offset and
@@ -184,6 +183,7 @@ class Reader:
         not hold ``size`` positions is a ValueError; whether each child holds
         what its parent's positions reach is checked before a walk
         (:func:`_check_reach`), as a child may be bound again after its parent.
+        The offsets' width is the one :func:`take_widths` gave the reader.
         """
         if not _is_made(self):
             raise TypeError("a Reader is bound once made")
@@ -194,29 +194,39 @@ class Reader:
             _check_holds(held[0], (size + 7) >> 3, self.path)
         shape = self.shape
         if shape in (LIST, MAP, TEXTS):
-            _check_holds(held[1], (size + 1) * (8 if wide else 4), self.path)
+            _check_holds(held[1], (size + 1) * (8 if self.wide else 4), self.path)
             if shape == TEXTS:
                 _check_holds(held[2], span_limit, self.path)
         elif shape == FIXED:
             _check_holds(held[2], size * self.width, self.path)
         elif shape == BOOLS:
             _check_holds(held[2], (size + 7) >> 3, self.path)
-        self.held = held
-        self.validity = _address(held[0])
-        self.offsets = _address(held[1])
-        self.values = _address(held[2])
-        self.wide = wide
-        self.span_limit = span_limit
-        self.shift = shift
-        self.size = size
+        _point(self, held, _address(held[0]), _address(held[1]), _address(held[2]))
+        _reach(self, shift, size, span_limit)
 
     def unbind(self) -> None:
         """Let go of the buffers bound, this reader's and its children's."""
         for child in self.children:
             cython.cast(Reader, child).unbind()
-        self.size = self.shift = self.span_limit = 0
-        self.validity = self.offsets = self.values = cython.NULL
-        self.held = None
+        _point(self, None, cython.NULL, cython.NULL, cython.NULL)
+        _reach(self, 0, 0, 0)
+
+
+def _point(reader: Reader, held: Any, validity: Any, offsets: Any, values: Any) -> None:
+    """Have ``reader`` read the buffers at these addresses (NULL: none), which ``held``
+    keeps alive (None: an owner elsewhere)."""
+    reader.held = held
+    reader.validity = validity
+    reader.offsets = offsets
+    reader.values = values
+
+
+def _reach(reader: Reader, shift: int, size: int, span_limit: int) -> None:
+    """Have ``reader`` read ``size`` positions, from a parent position plus ``shift``,
+    its offsets reaching up to ``span_limit`` (see :meth:`Reader.bind`)."""
+    reader.shift = shift
+    reader.size = size
+    reader.span_limit = span_limit
 
 
 def _is_made(reader: Reader) -> bool:
@@ -264,30 +274,30 @@ def _address(view: Any) -> Any:
 # length, a child its parent's positions, a TEXTS' last offset its data.
 
 
-def exportable(root: Reader, pa: Any, schema: Any) -> bool:
-    """Whether batches of ``schema`` (checked to match ``root``'s) can be bound through
-    the C data interface, with no dictionary column; their readers take its offsets'
-    widths, which an exported array does not carry."""
-    found = True
+def take_widths(root: Reader, pa: Any, schema: Any) -> bool:
+    """Give ``root``'s readers the offsets' widths of ``schema``'s types (a schema
+    checked to match ``root``), which neither an exported array nor a pyarrow buffer
+    carries; return whether batches of it can be bound through the C data interface:
+    none of its columns is a dictionary."""
+    exportable = True
     for reader, field in zip(root.children, schema, strict=True):
-        found = _mark_wide(cython.cast(Reader, reader), pa, field.type) and found
-    return found
+        exportable = _take_width(cython.cast(Reader, reader), pa, field.type) and exportable
+    return exportable
 
 
-def _mark_wide(reader: Reader, pa: Any, arrow_type: Any) -> bool:
+def _take_width(reader: Reader, pa: Any, arrow_type: Any) -> bool:
     """Give ``reader`` and its children the offsets' widths of ``arrow_type``; False if a
     dictionary is found."""
     types = pa.types
-    if types.is_dictionary(arrow_type):
+    if types.is_dictionary(arrow_type):  # an enum's names: a number, no offsets
         return False
     shape = reader.shape
     if shape == STRUCT:
-        found = True
+        exportable = True
         for slot, child in enumerate(reader.children):
-            found = (
-                _mark_wide(cython.cast(Reader, child), pa, arrow_type.field(slot).type) and found
-            )
-        return found
+            member = arrow_type.field(slot).type
+            exportable = _take_width(cython.cast(Reader, child), pa, member) and exportable
+        return exportable
     if shape in (LIST, MAP):
         reader.wide = types.is_large_list(arrow_type)
         items = (
@@ -295,7 +305,7 @@ def _mark_wide(reader: Reader, pa: Any, arrow_type: Any) -> bool:
             if shape == LIST
             else pa.struct([arrow_type.key_field, arrow_type.item_field])
         )
-        return _mark_wide(cython.cast(Reader, reader.children[0]), pa, items)
+        return _take_width(cython.cast(Reader, reader.children[0]), pa, items)
     reader.wide = types.is_large_string(arrow_type) or types.is_large_binary(arrow_type)
     return True
 
@@ -321,7 +331,7 @@ class Exported:
 
 def bind_exported(root: Reader, batch: Any) -> int:
     """Bind ``root``, the STRUCT reader of a batch's rows, to ``batch``, a
-    ``RecordBatch`` of the schema :func:`exportable` accepted, through the C data
+    ``RecordBatch`` of a schema :func:`take_widths` found exportable, through the C data
     interface (compiled only); return its rows. An invalid batch is Arrow's
     ``ArrowInvalid``, a ValueError, as Reader.bind's refusals are."""
     if not _is_made(root) or root.shape != STRUCT or root.field is not None:
@@ -358,30 +368,29 @@ def _bind_node(reader: Reader, node: Any, shift: int) -> None:
         for slot in range(node.n_children):
             child = node.children[slot]
             _bind_node(cython.cast(Reader, reader.children[slot]), child, child.offset)
-        reader.held = None  # the Exported the root holds keeps the buffers
-        reader.validity = (
-            cython.cast(cython.p_uchar, node.buffers[0]) if node.null_count else cython.NULL
-        )
-        reader.offsets = cython.NULL
-        reader.values = cython.NULL
-        reader.span_limit = 0
-        if shape in (LIST, MAP, TEXTS):
-            reader.offsets = cython.cast(cython.p_uchar, node.buffers[1])
-        if shape in (FIXED, BOOLS, TEXTS):
-            reader.values = cython.cast(cython.p_uchar, node.buffers[buffers - 1])
+        at = node.buffers
+        validity = cython.cast(cython.p_uchar, at[0]) if node.null_count else cython.NULL
+        offsets = values = cython.NULL
+        span_limit = 0
         if shape in (LIST, MAP):
-            reader.span_limit = node.children[0].length
-        elif shape == TEXTS:  # its data reaches its last offset, which Arrow checked
-            reader.span_limit = _offset(reader, size)
-            if reader.span_limit < 0:
+            offsets = cython.cast(cython.p_uchar, at[1])
+            span_limit = node.children[0].length
+        elif shape == TEXTS:
+            offsets = cython.cast(cython.p_uchar, at[1])
+            values = cython.cast(cython.p_uchar, at[2])
+        elif shape != STRUCT:
+            values = cython.cast(cython.p_uchar, at[1])
+        _point(reader, None, validity, offsets, values)  # the root's Exported keeps them
+        if shape == TEXTS:  # its data reaches its last offset, which Arrow checked
+            span_limit = _offset(reader, size)
+            if span_limit < 0:
                 raise ValueError(f"column {reader.path}: a negative offset")
             if reader.kind == MESSAGE:  # kept encoded: _check_kept's Decoder reads a view
                 data = PyMemoryView_FromMemory(
-                    cython.cast(cython.p_char, reader.values), reader.span_limit, PyBUF_READ
+                    cython.cast(cython.p_char, reader.values), span_limit, PyBUF_READ
                 )
                 reader.held = (None, None, data)
-        reader.shift = shift
-        reader.size = size
+        _reach(reader, shift, size, span_limit)
 
 
 # --- the walk (2) ------------------------------------------------------------------

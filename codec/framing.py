@@ -96,6 +96,14 @@ def checked_size(name: str, value: Any, minimum: int = 0) -> int:
     return checked_count(name, value, minimum, unit="bytes")
 
 
+def checked_offset(value: Any) -> int:
+    """``value``, an ``offset`` argument: the stream offset of a decoder's first byte."""
+    start = checked_size("offset", value)
+    if start > _MAX_STREAM_OFFSET:
+        raise ValueError(f"offset {start} is past {_MAX_STREAM_OFFSET}, the last a stream has")
+    return start
+
+
 def _receive_room(sizehint: int, limit: int) -> int:
     """The room :meth:`FrameDecoder.get_buffer` hands out for ``sizehint`` under ``limit``.
 
@@ -367,9 +375,7 @@ class FrameDecoder(ReceiveWindow):
         limit = checked_size("max_frame_size", max_frame_size)  # checked before any change
         strict = checked_flag("strict", strict)
         copy = checked_flag("copy", copy)
-        start = checked_size("offset", offset)
-        if start > _MAX_STREAM_OFFSET:
-            raise ValueError(f"offset {start} is past {_MAX_STREAM_OFFSET}, the last a stream has")
+        start = checked_offset(offset)
         parser = parser_for(message_type)
         ReceiveWindow.__init__(self)
         self._base = start  # the stream offset of the window's first byte

@@ -50,6 +50,7 @@ from codec.framing import (
     DEFAULT_MAX_FRAME_SIZE,
     FrameDecoder,
     FrameEncoder,
+    checked_offset,
     checked_size,
     frame_error,
 )
@@ -121,13 +122,14 @@ def read_batches(
     rows = checked_size("batch_size", batch_size, 1)
     depth = checked_count("max_depth", max_depth)
     chunk = checked_size("chunk_size", chunk_size, 1)
-    decoder = FrameDecoder(max_frame_size, strict=strict, offset=offset)  # its checks
+    limit = checked_size("max_frame_size", max_frame_size)
+    strict = checked_flag("strict", strict)
+    start = checked_offset(offset)
     if callable(getattr(source, "read", None)) or hasattr(source, "recv_into"):
-        take = _from_stream(layout.root, decoder, stream_reader(source), depth, chunk, offset)
+        decoder = FrameDecoder(limit, strict=strict, offset=start)
+        take = _from_stream(layout.root, decoder, stream_reader(source), depth, chunk, start)
     else:
-        view = byte_view(source, False)
-        strict = checked_flag("strict", strict)
-        take = _in_place(layout.root, view, depth, offset, decoder.max_frame_size, strict)
+        take = _in_place(layout.root, byte_view(source, False), depth, start, limit, strict)
     return _batches(layout, take, rows)
 
 

@@ -183,7 +183,7 @@ cdef class Column:
     cdef readonly FieldPlan field
     cdef readonly bint nullable
     cdef readonly Py_ssize_t width, offset_width
-    cdef readonly tuple children, numbered
+    cdef readonly tuple children, numbered, plain_tags
     cdef readonly int plain_wire, kind
     cdef readonly MessagePlan plan
     cdef object checker
@@ -230,6 +230,8 @@ cdef class Column:
     cdef inline int _offset(self, Py_ssize_t offset, Py_ssize_t rows) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
+@cython.locals(field=FieldPlan)
+cdef object _plain_child(MessagePlan plan, tuple members, Py_ssize_t tag)
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
 @cython.locals(index=Py_ssize_t, generation=tuple)
 cdef object _free_generation(list retired)

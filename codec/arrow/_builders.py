@@ -144,7 +144,7 @@ class Column:
         self.children = members
         self.plan = plan
         # A STRUCT's children by field number, for the numbers its plan finds by index
-        # (None where none is): the walk's one lookup of a field's column.
+        # (None where none is): how the walk finds a field's column from its tag.
         self.numbered: tuple[Column | None, ...] = ()
         if plan is not None:
             self.numbered = tuple(
@@ -159,6 +159,12 @@ class Column:
             or (shape == TEXTS and field.kind != MESSAGE)
         )
         self.plain_wire = field.wire_type if plain else -1  # type: ignore[union-attr]
+        # A STRUCT's children by one-byte tag (a field number up to 15, and a wire type),
+        # where that is the tag of the child's plain values; else None: the walk's
+        # shortest path, a byte and an index for the commonest tags.
+        self.plain_tags: tuple[Column | None, ...] = ()
+        if plan is not None:
+            self.plain_tags = tuple(_plain_child(plan, members, tag) for tag in range(0x80))
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.oneof: Oneof | None = None  # the oneof its field is a member of (join_oneof)
         self.oneof_index = 0  # its place among the oneof's members
@@ -434,6 +440,15 @@ def join_oneof(members: list[Column]) -> None:
         cython.cast(Column, member).oneof_index = index
 
 
+def _plain_child(plan: MessagePlan, members: tuple[Column, ...], tag: int) -> Column | None:
+    """The member of a STRUCT column of ``plan`` whose plain values ``tag`` (one byte)
+    is the tag of, or None."""
+    field = _field_numbered(plan, tag >> 3) if tag >> 3 else None
+    if field is None or members[field.slot].plain_wire != tag & 7:
+        return None
+    return members[field.slot]
+
+
 def _sized(used: int) -> int:
     """The bytes a buffer starts with for a batch like one that used ``used``."""
     return max(_INITIAL, used + (used >> 3))
@@ -588,6 +603,13 @@ def _fields(
     row = column.length - 1
     dropped = False  # a field passed over, or a value not written
     while pos < end:
+        if data[pos] < 0x80:  # a one-byte tag: of a field's plain value, most often
+            child = PyTuple_GET_ITEM(column.plain_tags, data[pos])
+            if cython.cast(object, child) is not None:
+                pos = _plain(
+                    cython.cast(Column, child), data, pos + 1, end, data[pos] & 7, walk, row
+                )
+                continue
         start = pos
         head = read_tag(data, pos, end, walk.base)
         tag = head >> 3

@@ -449,6 +449,33 @@ def test_a_bad_frame_keeps_the_rows_before_it() -> None:
     assert caught.value.offset == oracle(stream, peerbench.Record)[1].offset  # type: ignore[union-attr]
 
 
+# What may follow a tag: nothing, a one-byte varint or length, a length and its byte, the
+# bytes of a fixed64, and an end-group tag of field 1.
+AFTER_A_TAG = [b"", b"\x01", b"\x01a", b"\x00" * 8, b"\x0c"]
+
+
+@pytest.mark.parametrize("name", ROOTS)
+def test_every_one_byte_tag_reads_as_structs_read_it(name: str) -> None:
+    """The walk finds a one-byte tag's column by one index (valid tags of its fields),
+    and reads any other tag the long way: each of the 128, with what may follow it,
+    gives the rows or the error (type and offset) the struct decoder gives."""
+    cls = ALL[name]
+    for tag in range(0x80):
+        for after in AFTER_A_TAG:
+            stream = framed([b"", bytes([tag]) + after, b""])
+            structs, error = oracle(stream, cls)
+            rows, failed = _read_rows(stream, cls)
+            if failed is not None and "Arrow string column" in str(failed):
+                continue  # a proto2 string that is not UTF-8: a struct keeps it as bytes
+            assert _at(failed) == _at(error), (tag, after)
+            table = pa.Table.from_pylist(rows, schema=codec.arrow.schema(cls))
+            check_rows(table, structs)
+
+
+def _at(error: Exception | None) -> Any:
+    return None if error is None else (type(error), getattr(error, "offset", None))
+
+
 def test_a_packed_run_cut_inside_an_element_fails_as_structs_do() -> None:
     """A packed fixed32 run of 3 bytes: the struct decoder's WireFormatError, at the run
     (found by fuzz_arrow: the column walk raised TruncatedError at its end)."""

@@ -183,7 +183,7 @@ cdef class Column:
     cdef readonly FieldPlan field
     cdef readonly bint nullable
     cdef readonly Py_ssize_t width, offset_width
-    cdef readonly tuple children, numbered, plain_tags
+    cdef readonly tuple children, numbered, by_tag
     cdef readonly int plain_wire, kind
     cdef readonly MessagePlan plan
     cdef object checker
@@ -231,7 +231,7 @@ cdef class Column:
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
 @cython.locals(field=FieldPlan)
-cdef object _plain_child(MessagePlan plan, tuple members, Py_ssize_t tag)
+cdef object _tagged_child(MessagePlan plan, tuple members, Py_ssize_t tag)
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
 @cython.locals(index=Py_ssize_t, generation=tuple)
 cdef object _free_generation(list retired)

@@ -159,12 +159,12 @@ class Column:
             or (shape == TEXTS and field.kind != MESSAGE)
         )
         self.plain_wire = field.wire_type if plain else -1  # type: ignore[union-attr]
-        # A STRUCT's children by one-byte tag (a field number up to 15, and a wire type),
-        # where that is the tag of the child's plain values; else None: the walk's
-        # shortest path, a byte and an index for the commonest tags.
-        self.plain_tags: tuple[Column | None, ...] = ()
+        # A STRUCT's children by one-byte tag (a field number up to 15 and a wire type):
+        # the walk's short path, an index for a tag it need not check or look up; None
+        # for a tag of no field, or one that is not valid or ends a group.
+        self.by_tag: tuple[Column | None, ...] = ()
         if plan is not None:
-            self.plain_tags = tuple(_plain_child(plan, members, tag) for tag in range(0x80))
+            self.by_tag = tuple(_tagged_child(plan, members, tag) for tag in range(0x80))
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.oneof: Oneof | None = None  # the oneof its field is a member of (join_oneof)
         self.oneof_index = 0  # its place among the oneof's members
@@ -440,11 +440,11 @@ def join_oneof(members: list[Column]) -> None:
         cython.cast(Column, member).oneof_index = index
 
 
-def _plain_child(plan: MessagePlan, members: tuple[Column, ...], tag: int) -> Column | None:
-    """The member of a STRUCT column of ``plan`` whose plain values ``tag`` (one byte)
-    is the tag of, or None."""
+def _tagged_child(plan: MessagePlan, members: tuple[Column, ...], tag: int) -> Column | None:
+    """The member of a STRUCT column of ``plan`` whose field ``tag``, one byte, is a
+    valid tag of, that opens a value (not a group's end); else None."""
     field = _field_numbered(plan, tag >> 3) if tag >> 3 else None
-    if field is None or members[field.slot].plain_wire != tag & 7:
+    if field is None or tag & 7 == EGROUP or tag & 7 > I32:
         return None
     return members[field.slot]
 
@@ -603,23 +603,23 @@ def _fields(
     row = column.length - 1
     dropped = False  # a field passed over, or a value not written
     while pos < end:
-        if data[pos] < 0x80:  # a one-byte tag: of a field's plain value, most often
-            child = PyTuple_GET_ITEM(column.plain_tags, data[pos])
-            if cython.cast(object, child) is not None:
-                pos = _plain(
-                    cython.cast(Column, child), data, pos + 1, end, data[pos] & 7, walk, row
-                )
-                continue
         start = pos
-        head = read_tag(data, pos, end, walk.base)
-        tag = head >> 3
-        pos += head & 7
-        if tag & 7 == EGROUP:
-            if group and tag >> 3 == group:
-                return pos
-            stray_end_group(tag >> 3, start, walk.base)
         # The field's column, not held: the column's tuples hold it and are never replaced.
-        child = _column_numbered(column, tag >> 3)
+        child = cython.cast("PyObject *", None)
+        if data[pos] < 0x80:  # a one-byte tag (a field numbered up to 15): one index
+            child = PyTuple_GET_ITEM(column.by_tag, data[pos])
+        if cython.cast(object, child) is not None:
+            tag = data[pos]
+            pos += 1
+        else:  # any other tag, checked; or one of a field the message does not have
+            head = read_tag(data, pos, end, walk.base)
+            tag = head >> 3
+            pos += head & 7
+            if tag & 7 == EGROUP:
+                if group and tag >> 3 == group:
+                    return pos
+                stray_end_group(tag >> 3, start, walk.base)
+            child = _column_numbered(column, tag >> 3)
         after = -1
         if cython.cast(object, child) is None:
             pass  # a number the message does not have

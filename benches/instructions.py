@@ -136,6 +136,15 @@ def _w1_frame_struct() -> Callable[[], object]:
     return _framed([codec.from_pb2(m) for m in peerbench.samples(1000)])
 
 
+def _w1_decode() -> Callable[[], object]:
+    """The framed W1 stream through a FrameDecoder of its struct class, into a list."""
+    from jobs import codec_decode, sample_corpus
+
+    corpus = sample_corpus(1000)
+    struct = codec.struct(type(corpus.messages[0]))
+    return lambda: codec_decode(corpus.stream, struct)
+
+
 def _w1_frame_pb2() -> Callable[[], object]:
     return _framed(list(peerbench.samples(1000)))
 
@@ -213,6 +222,7 @@ WORKLOADS = {
     "W1-frame-struct": _w1_frame_struct,
     "W1-frame-pb2": _w1_frame_pb2,
     "W1-frame-bytes": _w1_frame_bytes,
+    "W1-decode": _w1_decode,
     "W1-write": _w1_write,
     "wire-writer": _wire_writer,
     "packed-columns": _packed_columns,

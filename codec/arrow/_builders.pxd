@@ -230,8 +230,6 @@ cdef class Column:
     cdef inline int _offset(self, Py_ssize_t offset, Py_ssize_t rows) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
-@cython.locals(field=FieldPlan)
-cdef object _tagged_child(MessagePlan plan, tuple members, Py_ssize_t tag)
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
 @cython.locals(index=Py_ssize_t, generation=tuple)
 cdef object _free_generation(list retired)

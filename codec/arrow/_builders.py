@@ -159,12 +159,13 @@ class Column:
             or (shape == TEXTS and field.kind != MESSAGE)
         )
         self.plain_wire = field.wire_type if plain else -1  # type: ignore[union-attr]
-        # A STRUCT's children by one-byte tag (a field number up to 15 and a wire type):
-        # the walk's short path, an index for a tag it need not check or look up; None
-        # for a tag of no field, or one that is not valid or ends a group.
+        # A STRUCT's children by one-byte tag, as its plan's fields (see its by_tag): the
+        # walk's short path, an index for a tag it need not read, check or look up.
         self.by_tag: tuple[Column | None, ...] = ()
         if plan is not None:
-            self.by_tag = tuple(_tagged_child(plan, members, tag) for tag in range(0x80))
+            self.by_tag = tuple(
+                None if tagged is None else members[tagged.slot] for tagged in plan.by_tag
+            )
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.oneof: Oneof | None = None  # the oneof its field is a member of (join_oneof)
         self.oneof_index = 0  # its place among the oneof's members
@@ -438,15 +439,6 @@ def join_oneof(members: list[Column]) -> None:
     for index, member in enumerate(members):
         cython.cast(Column, member).oneof = oneof
         cython.cast(Column, member).oneof_index = index
-
-
-def _tagged_child(plan: MessagePlan, members: tuple[Column, ...], tag: int) -> Column | None:
-    """The member of a STRUCT column of ``plan`` whose field ``tag``, one byte, is a
-    valid tag of, that opens a value (not a group's end); else None."""
-    field = _field_numbered(plan, tag >> 3) if tag >> 3 else None
-    if field is None or tag & 7 == EGROUP or tag & 7 > I32:
-        return None
-    return members[field.slot]
 
 
 def _sized(used: int) -> int:

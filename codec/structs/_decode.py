@@ -316,13 +316,23 @@ def decode_message(
     unknown: bytearray | None = None
     while pos < end:
         start = pos
-        pos = _read_tag(data, pos, end, state)
-        tag = state.tag
-        if tag & 7 == EGROUP:
-            if group and tag >> 3 == group:
-                break
-            stray_end_group(tag >> 3, start, state.base)
-        field = _field_numbered(plan, tag >> 3)
+        # (Not a conditional expression: Cython would type-test its result.)
+        if data[pos] < 0x80:  # noqa: SIM108  # a one-byte tag (a number up to 15)
+            field = cython.cast(FieldPlan, plan.by_tag[data[pos]])
+        else:
+            field = None
+        if field is not None:  # of a field, most often: no read, no check
+            tag = data[pos]
+            state.tag = tag  # the tag just read, as _read_tag leaves it
+            pos += 1
+        else:
+            pos = _read_tag(data, pos, end, state)
+            tag = state.tag
+            if tag & 7 == EGROUP:
+                if group and tag >> 3 == group:
+                    break
+                stray_end_group(tag >> 3, start, state.base)
+            field = _field_numbered(plan, tag >> 3)
         if field is not None and _plain(field, tag & 7):  # the common case, without a call
             _set_field(plan, message, field, _read_value(field, data, pos, end, state))
             pos = state.after
@@ -907,8 +917,13 @@ def _check_message(
     seen = 0  # the singular message fields met, a bit each (by slot, modulo 64)
     while pos < end:
         start = pos
-        pos = _read_tag(data, pos, end, state)
-        tag = state.tag
+        tag = data[pos]
+        if tag < 0x80 and tag < size and checks[tag] != CHECK_GENERAL:
+            state.tag = tag  # a one-byte tag of a leaf (valid, as the table holds it): no read
+            pos += 1
+        else:
+            pos = _read_tag(data, pos, end, state)
+            tag = state.tag
         check = checks[tag] if tag < size else CHECK_GENERAL
         if check != CHECK_GENERAL:
             pos = _leaf_of(plan, check, data, pos, end, state)

@@ -63,6 +63,7 @@ cdef class MessagePlan:
     cdef readonly str full_name
     cdef readonly tuple fields_by_slot, fields, numbered, containers, singular
     cdef readonly bytes checks
+    cdef readonly tuple by_tag
     cdef readonly dict by_number, by_name, oneofs, oneof_names
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls, required, convert
@@ -78,6 +79,7 @@ cdef class MessagePlan:
     cpdef bind(self, object cls)
     cpdef extend(self, MessagePlan extensions)
 
+cdef bint _opens_value(Py_ssize_t tag) noexcept
 cdef int _check_of(FieldPlan field) except -1
 
 

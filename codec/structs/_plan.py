@@ -168,6 +168,12 @@ def _shape(kind: int, repeated: bool, packed: bool, wire_type: int, closed: bool
     return SHAPE_MESSAGE if kind == MESSAGE else SHAPE_OTHER
 
 
+def _opens_value(tag: int) -> bool:
+    """Whether ``tag`` is a valid tag that opens a value: a field number, and a wire type
+    other than a group's end."""
+    return tag >> 3 != 0 and tag & 7 != EGROUP and tag & 7 <= I32
+
+
 def _check_of(field: FieldPlan) -> int:
     """How the check walk passes over a value of ``field`` on its declared wire type."""
     if field.kind in (MESSAGE, GROUP) or field.closed_enum is not None:
@@ -219,6 +225,13 @@ class MessagePlan:
             if field.number < len(numbered):
                 checks[field.number << 3 | field.wire_type] = field.check
         self.checks = bytes(checks)
+        # Fields by one-byte tag (a number up to 15 and a wire type), for the tags that
+        # are valid and open a value (not a group's end): a decoder's short way from a
+        # tag's byte to its field, with no varint read and no check. None for any other.
+        self.by_tag = tuple(
+            numbered[tag >> 3] if tag >> 3 < len(numbered) and _opens_value(tag) else None
+            for tag in range(0x80)
+        )
         self.presence_words = 0  # 64-bit words of presence bits
         self.oneofs: dict[str, tuple[int, ...]] = {}  # whose members clear each other
         self.oneof_names: dict[str, tuple[int, ...]] = {}  # those and the synthetic ones

@@ -10,10 +10,11 @@ items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message; W4: 100
 OTLP requests of 40 spans;
 wire-writer: 3,000 fields; packed-columns: 20 numpy columns of 1,000 sint64
 written and read back; arrow-read-*: 1,000 framed messages into an Arrow table,
-for which ``--toggle-collect=__pyx_f_5codec_5arrow_9_builders_decode_frames``
+for which ``--toggle-collect=__pyx_f_5codec_5arrow_9_builders__rows``
 counts the column walk alone; construct: one struct). ``W2-encode-upb`` is upb's
 ``SerializeToString`` of the same trace; the W1 rows frame the same records as
-structs, as pb2 messages, and as payloads (``encode`` and ``write``). Compare
+structs, as pb2 messages, and as payloads (``encode`` and ``write``), and
+``W1-decode`` reads them back through a ``FrameDecoder`` of their struct class. Compare
 trees that were each compiled afresh: objects left from an earlier build of
 moved modules made every row 5-27% slower here. For packed-columns set
 ``OPENBLAS_NUM_THREADS=1``: numpy's spinning BLAS threads otherwise add up to

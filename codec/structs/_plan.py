@@ -10,7 +10,8 @@ lives in the object, so the compiled encoder and decoder
 (:mod:`codec.structs._encode`, :mod:`codec.structs._decode`) reach a value by
 offset. Everything the compiled code trusts is read-only from Python and set
 once. A field is found by number with a list index for small numbers
-(``_field_numbered``, inline in ``_plan.pxd``).
+(``_field_numbered``, inline in ``_plan.pxd``), and from a tag of one byte,
+the commonest, by one index into ``by_tag``, which holds only valid tags.
 
 This file is Cython pure-Python mode (types in ``_plan.pxd``).
 """

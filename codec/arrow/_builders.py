@@ -603,6 +603,9 @@ def _fields(
         if cython.cast(object, child) is not None:
             tag = data[pos]
             pos += 1
+            if cython.cast(Column, child).plain_wire == tag & 7:  # the most common case
+                pos = _plain(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
+                continue
         else:  # any other tag, checked; or one of a field the message does not have
             head = read_tag(data, pos, end, walk.base)
             tag = head >> 3
@@ -615,7 +618,7 @@ def _fields(
         after = -1
         if cython.cast(object, child) is None:
             pass  # a number the message does not have
-        elif cython.cast(Column, child).plain_wire == tag & 7:  # the most common case
+        elif cython.cast(Column, child).plain_wire == tag & 7:  # (numbered 16 and up)
             after = _plain(cython.cast(Column, child), data, pos, end, tag & 7, walk, row)
         else:
             field = cython.cast(Column, child).field

@@ -918,13 +918,14 @@ def _check_message(
     while pos < end:
         start = pos
         tag = data[pos]
-        if tag < 0x80 and tag < size and checks[tag] != CHECK_GENERAL:
+        check = checks[tag] if tag < 0x80 and tag < size else CHECK_GENERAL
+        if check != CHECK_GENERAL:
             state.tag = tag  # a one-byte tag of a leaf (valid, as the table holds it): no read
             pos += 1
         else:
             pos = _read_tag(data, pos, end, state)
             tag = state.tag
-        check = checks[tag] if tag < size else CHECK_GENERAL
+            check = checks[tag] if tag < size else CHECK_GENERAL
         if check != CHECK_GENERAL:
             pos = _leaf_of(plan, check, data, pos, end, state)
             continue

@@ -1269,8 +1269,8 @@ def test_objects_whose_init_never_ran_do_not_crash() -> None:
     "call",
     [
         "codec.structs._struct.unknown_of(None)",
-        "codec.structs._struct.enable_fast_construction(None)",
-        "codec.structs._struct.enable_fast_construction(3)",
+        "codec.structs._struct.enable_fast_paths(None)",
+        "codec.structs._struct.enable_fast_paths(3)",
     ],
 )
 def test_struct_helpers_reachable_from_python_check_their_arguments(call: str) -> None:

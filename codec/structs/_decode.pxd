@@ -1,6 +1,5 @@
 # C types for _decode.py (Cython pure-Python mode).
 cimport cython
-from cpython.dict cimport PyDict_SetItem
 from cpython.object cimport PyObject
 from libc.stdint cimport uint64_t
 
@@ -10,7 +9,8 @@ from codec.structs._plan cimport (
     FieldPlan, MessagePlan, _field_numbered, packed_run,
 )
 from codec.structs._struct cimport (
-    Frame, Struct, _container, _plan_of_class, _set_field, _slot, _store,
+    Frame, Struct, _container, _plan_of_class, _set_field, _set_value, _slot, _store,
+    add_decoded_entry,
     codec_below, codec_stack_floor, defer, new_struct, set_range, set_unknown, unknown_of,
     untrack_decoded,
 )

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from codec._generic import S  # a struct class's instances
 
 if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and constants
-    PyDict_SetItem = dict.__setitem__  # an Entries' own store: the decoder's is unchecked
     from codec._buffer import uninitialised
     from codec._varint import read_le, stream_base, varint_value
     from codec._wire import (
@@ -89,8 +88,10 @@ if not cython.compiled:  # compiled, _decode.pxd cimports these C functions and 
         _container,
         _plan_of_class,
         _set_field,
+        _set_value,
         _slot,
         _store,
+        add_decoded_entry,
         defer,
         new_struct,
         set_range,
@@ -484,8 +485,8 @@ def _decode_field(
             decode_message(field.message, sub, data, state.body, after, state, depth + 1, 0)  # type: ignore[arg-type]
         if field.repeated:
             _append(plan, message, field, sub)
-        else:
-            _set_field(plan, message, field, sub)
+        else:  # untracked, as the message is until it ends (see untrack_decoded)
+            _set_value(plan, message, field, sub)
         return after
     value = _read_value(field, data, pos, end, state)
     if field.closed_enum is not None and value not in field.closed_enum:
@@ -714,7 +715,7 @@ def _read_entry(
             decode_message(value_field.message, value, data, state.body, pos, state, depth + 2, 0)
     if value is None:
         value = _new_part(value_field.message, state, start)  # type: ignore[arg-type]
-    PyDict_SetItem(mapping, key, value)
+    add_decoded_entry(mapping, key, value)
     return True
 
 
@@ -748,7 +749,7 @@ def _decode_entry_struct(
     value = _slot(entry, value_field)
     if value is None:
         value = _new_part(value_field.message, state, pos)  # type: ignore[arg-type]
-    PyDict_SetItem(mapping, _slot(entry, field.map_key), value)  # type: ignore[arg-type]
+    add_decoded_entry(mapping, _slot(entry, field.map_key), value)  # type: ignore[arg-type]
     return True
 
 

@@ -412,7 +412,7 @@ def _make_class(descriptor: Descriptor, plan: MessagePlan) -> None:
     convert = converter_of(descriptor.full_name, cls)
     if convert is not None:
         plan.accept(convert)
-    _struct.enable_fast_construction(cls)
+    _struct.enable_fast_paths(cls)
 
 
 def _extensions_plan(plan: MessagePlan, extensions: list[FieldDescriptor]) -> MessagePlan:

@@ -1,6 +1,7 @@
 # C types for _struct.py (Cython pure-Python mode).
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from cpython.dict cimport PyDict_SetItem
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -133,6 +134,51 @@ cdef extern from *:
     char *codec_stack_floor() nogil
     bint codec_below(char *floor) nogil
 
+cdef extern from *:
+    """
+    /* The deallocator of struct classes (enable_fast_paths installs it): the class's
+       slots, then Struct's own fields, as CPython's generic deallocator of a class with
+       __slots__ does, without its walk of the class chain and member tables per object.
+       It serves a class whose objects are Struct's fields followed by its slots alone;
+       an object of a subclass comes here after CPython's deallocator has emptied the
+       subclass's own slots, and a class given a finaliser (__del__) has it called. */
+    static void codec_struct_dealloc(PyObject *self) {
+        PyTypeObject *type = Py_TYPE(self);
+        PyTypeObject *own = type;  /* the struct class: the nearest one with this deallocator */
+        PyTypeObject *base;  /* Struct: the first class up the chain not made by a class statement */
+        PyObject **slot, **stop;
+        int type_needs_decref;
+        PyObject_GC_UnTrack(self);
+        Py_TRASHCAN_BEGIN(self, codec_struct_dealloc)
+        if (type->tp_finalize != NULL) {
+            PyObject_GC_Track(self);
+            if (PyObject_CallFinalizerFromDealloc(self) < 0) goto done;  /* resurrected */
+            PyObject_GC_UnTrack(self);
+            type = own = Py_TYPE(self);  /* which the finaliser may have assigned */
+        }
+        while (own != NULL && own->tp_dealloc != codec_struct_dealloc) own = own->tp_base;
+        if (own == NULL) {  /* a class of the same slots, assigned by the finaliser: its own */
+            type->tp_dealloc(self);
+            goto done;
+        }
+        base = own->tp_base;
+        while (base->tp_flags & Py_TPFLAGS_HEAPTYPE) base = base->tp_base;
+        stop = (PyObject **)((char *)self + own->tp_basicsize);
+        for (slot = (PyObject **)((char *)self + base->tp_basicsize); slot < stop; slot++) {
+            Py_CLEAR(*slot);
+        }
+        /* An object of a heap type holds a reference to it, which Struct's deallocator
+           (a static type's) leaves */
+        type_needs_decref = (type->tp_flags & Py_TPFLAGS_HEAPTYPE)
+                            && !(base->tp_flags & Py_TPFLAGS_HEAPTYPE);
+        base->tp_dealloc(self);
+        if (type_needs_decref) Py_DECREF(type);
+      done:
+        Py_TRASHCAN_END
+    }
+    """
+    void codec_struct_dealloc(PyObject *self) noexcept
+
 cdef str _PLAN_NAME
 cdef MessagePlan _RECENT_PLAN
 
@@ -186,6 +232,8 @@ cdef Struct new_struct(MessagePlan plan)
 cdef Struct _allocated(MessagePlan plan)
 @cython.locals(fields=tuple, i=Py_ssize_t, extensions=FieldPlan)
 cdef int untrack_decoded(MessagePlan plan, Struct message) except -1
+@cython.locals(untracked=bint)
+cdef int add_decoded_entry(object mapping, object key, object value) except -1
 cdef bint _is_tracked(object value) noexcept
 cdef bint _is_node(object value) noexcept
 @cython.locals(pending=list, item=object)
@@ -236,7 +284,8 @@ cdef object _construct(PyObject *cls, PyObject **args, size_t nargsf, PyObject *
 cpdef bytes unknown_of(Struct message)
 cpdef set_unknown(Struct message, bytes unknown)
 @cython.locals(type_object=type_ptr)
-cpdef enable_fast_construction(object cls)
+cpdef enable_fast_paths(object cls)
+cdef bint _slots_only(object cls) except -1
 @cython.locals(field=FieldPlan)
 cdef bint _fields_equal(MessagePlan plan, Struct left, Struct right) except -1
 @cython.locals(held=MessagePlan)
@@ -336,21 +385,35 @@ cdef inline int _put(object message, FieldPlan field, object value) except -1:
     return 0
 
 
-cdef inline int _store(object message, FieldPlan field, object value) except -1:
-    # _put, and message tracked by the cycle collector from the first value it holds that
-    # can refer to other objects (a container, a struct, a memoryview); see "The cycle
-    # collector" in _struct.py
+cdef inline int _track_holder(object message, object value) except -1:
+    # message tracked by the cycle collector from the first value it holds that can refer
+    # to other objects (a container, a struct, a memoryview); see "The cycle collector"
+    # in _struct.py
     if PyType_IS_GC(Py_TYPE(value)) and not PyObject_GC_IsTracked(message):
         PyObject_GC_Track(message)
+    return 0
+
+
+cdef inline int _store(object message, FieldPlan field, object value) except -1:
+    # _put, and message tracked as _track_holder says
+    _track_holder(message, value)
     return _put(message, field, value)
 
 
 cdef inline int _set_field(MessagePlan plan, Struct message, FieldPlan field,
                            object value) except -1:
     # store a checked (or decoded) value: presence set, other oneof members cleared
+    _track_holder(message, value)
+    return _set_value(plan, message, field, value)
+
+
+cdef inline int _set_value(MessagePlan plan, Struct message, FieldPlan field,
+                           object value) except -1:
+    # _set_field, message's tracking left as it is: for a decoded sub-message, untracked
+    # as the message being decoded is until it ends (see "The cycle collector" (2))
     if field.oneof_others:
         _clear_others(plan, message, field)
-    _store(message, field, value)
+    _put(message, field, value)
     if field.has_bit >= 0:
         _mark(message, plan, field.has_bit, True)
     return 0

@@ -35,6 +35,8 @@ from codec.errors import EncodeError
 if not cython.compiled:  # compiled, _struct.pxd cimports these C functions and constants
     from operator import getitem as PyTuple_GET_ITEM
 
+    PyDict_SetItem = dict.__setitem__
+
     from codec._varint import bits_float32, float32_bits
     from codec._wire import (
         BOOL,
@@ -127,6 +129,8 @@ if not cython.compiled:  # compiled, _struct.pxd holds these, inlined where they
         if field.has_bit >= 0:
             _mark(message, plan, field.has_bit, True)
 
+    _set_value = _set_field  # uncompiled, every object is tracked
+
 
 def _mark(message: Struct, plan: MessagePlan, bit: int, present: bool) -> None:
     """Set or clear presence bit ``bit`` of ``message``."""
@@ -180,7 +184,9 @@ def _container(plan: MessagePlan, message: Any, field: FieldPlan) -> Any:
             items = _new_entries(field, None)
         else:
             items = _new_items(plan, field, None)
-        _store(message, field, items)
+        if cython.compiled and not _is_tracked(message):  # one being decoded (2)
+            PyObject_GC_UnTrack(items)
+        _put(message, field, items)
     return items
 
 
@@ -541,10 +547,14 @@ def _allocated(plan: MessagePlan) -> Struct:
 # 1. A new struct is untracked (new_struct): holding only numbers, strings
 #    and bytes, it cannot be part of a cycle. _store tracks it from the first
 #    container, struct or memoryview stored in it.
-# 2. What a decoder makes is untracked when its message ends
-#    (untrack_decoded): a decoded message holds no cycle. A container made
-#    when a field of such a struct is read, and a default sub-message read
-#    from it, are stored untracked too (_put_below): reading never tracks.
+# 2. What a decoder makes is never tracked: a decoded message holds no
+#    cycle. Its structs are new ones; its containers are made untracked
+#    when their message is (_container, add_decoded_entry), and its
+#    sub-messages stored without tracking (_set_value). A message it merges
+#    into that was tracked is untracked, with what it holds, when it ends
+#    (untrack_decoded). A container made when a field of such a struct is
+#    read, and a default sub-message read from it, are stored untracked too
+#    (_put_below): reading never tracks.
 # 3. A cycle is closed by a store made through the checks: an assignment, a
 #    constructor's argument, an element or entry added to a container, a
 #    default sub-message's first write. Before it (or, for a container, just
@@ -565,9 +575,9 @@ def _allocated(plan: MessagePlan) -> Struct:
 def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
     """Leave ``message``, and the lists, dicts and structs it holds, out of the collector (2).
 
-    Called as each message a decoder makes ends, after its sub-messages.
+    Called as each message a decoder makes or merges into ends, after its sub-messages.
     """
-    # untracked, a struct holds no container and no struct (1): nothing to do
+    # untracked (as every message a decoder makes is), nothing it holds was tracked by it
     if cython.compiled and PyObject_GC_IsTracked(message):
         fields = plan.containers
         for i in range(len(fields)):
@@ -582,6 +592,16 @@ def untrack_decoded(plan: MessagePlan, message: Struct) -> None:
             if type(value) is extensions.message.cls:  # type: ignore[union-attr]  # linked
                 untrack_decoded(extensions.message, value)  # type: ignore[arg-type]
         PyObject_GC_UnTrack(message)
+
+
+def add_decoded_entry(mapping: dict[Any, Any], key: Any, value: Any) -> None:
+    """Put a decoded entry in ``mapping``, a map's dict, unchecked. A dict tracks itself
+    when given a struct: it is left untracked if it was, as the message holding it is
+    until that message ends (2)."""
+    untracked = not _is_tracked(mapping)
+    PyDict_SetItem(mapping, key, value)  # the dict's own store, not an Entries' checked one
+    if cython.compiled and untracked:
+        PyObject_GC_UnTrack(mapping)
 
 
 def _is_tracked(value: Any) -> bool:
@@ -688,12 +708,16 @@ def _track_value(value: Any) -> None:
 
 
 def _fill_defaults(plan: MessagePlan, message: Struct) -> None:
-    """Store each singular field's default in its slot, where the slot is still empty."""
+    """Store each singular field's default in its slot, where the slot is still empty.
+
+    A default (a number, string, bytes, enum member or None) holds no struct and no
+    container: the message's tracking stays as it is (see "the cycle collector").
+    """
     fields = plan.singular
     for i in range(len(fields)):
         field = PyTuple_GET_ITEM(fields, i)  # not held: the plan holds it
         if _is_empty(message, cython.cast(FieldPlan, field)):
-            _store(message, cython.cast(FieldPlan, field), cython.cast(FieldPlan, field).default)
+            _put(message, cython.cast(FieldPlan, field), cython.cast(FieldPlan, field).default)
 
 
 def _is_empty(message: Any, field: FieldPlan) -> bool:
@@ -1081,12 +1105,30 @@ def _construct(cls: Any, args: Any, nargsf: int, kwnames: Any) -> Any:
     return message
 
 
-def enable_fast_construction(cls: Any) -> None:
-    """Compiled: make calling struct class ``cls`` go straight to the vectorcall constructor."""
+def enable_fast_paths(cls: Any) -> None:
+    """Compiled: make calling struct class ``cls`` go straight to the vectorcall
+    constructor, and freeing its objects to a deallocator that knows their layout
+    (``codec_struct_dealloc`` in ``_struct.pxd``), if they are Struct's fields and then
+    the class's slots alone."""
     _plan_of_class(cls)
     if cython.compiled:
         type_object = cython.cast(type_ptr, cython.cast(object_ptr, cls))
         type_object.tp_vectorcall = cython.cast(vectorcallfunc, _construct)
+        if _slots_only(cls):
+            cython.cast(type_object_ptr, type_object).tp_dealloc = codec_struct_dealloc
+
+
+def _slots_only(cls: Any) -> bool:
+    """Whether an object of ``cls``, a struct class, is Struct's fields followed by the
+    class's own slots, and nothing else (no ``__dict__``, no slots of other classes)."""
+    slots = cls.__dict__.get("__slots__", ())
+    return (
+        isinstance(slots, tuple)
+        and cls.__dictoffset__ == 0
+        and cls.__itemsize__ == 0
+        and cls.__weakrefoffset__ == Struct.__weakrefoffset__
+        and cls.__basicsize__ == Struct.__basicsize__ + len(slots) * cython.sizeof(cython.p_void)
+    )
 
 
 class Struct:

@@ -64,7 +64,7 @@ cdef class MessagePlan:
     cdef readonly tuple fields_by_slot, fields, numbered, containers, singular
     cdef readonly bytes checks
     cdef readonly tuple by_tag
-    cdef readonly dict by_number, by_name, oneofs, oneof_names
+    cdef readonly dict by_number, by_name, oneofs, oneof_members
     cdef readonly Py_ssize_t presence_words
     cdef readonly object cls, required, convert
     cdef readonly FieldPlan extensions  # the hidden slot of the extensions' struct, or None

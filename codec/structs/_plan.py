@@ -235,7 +235,8 @@ class MessagePlan:
         )
         self.presence_words = 0  # 64-bit words of presence bits
         self.oneofs: dict[str, tuple[int, ...]] = {}  # whose members clear each other
-        self.oneof_names: dict[str, tuple[int, ...]] = {}  # those and the synthetic ones
+        # Each oneof's members, the synthetic ones' too, by name (pb2's methods name them)
+        self.oneof_members: dict[str, tuple[FieldPlan, ...]] = {}
         self.cls: Any = None
         # Called with a message before it is encoded whole (not partial): raises the
         # EncodeError for required fields not set. None: the type cannot miss any.
@@ -263,7 +264,7 @@ class MessagePlan:
         """
         if self.cls is not None:
             raise ValueError(f"{self.full_name} is already bound to its class")
-        self.oneof_names[name] = slots
+        self.oneof_members[name] = tuple([self.fields_by_slot[slot] for slot in slots])
         if synthetic:
             return
         self.oneofs[name] = slots

@@ -1171,7 +1171,7 @@ class Struct:
         plan = _plan_of_class(type(self))
         field = plan.by_name.get(name)
         if field is None:
-            if name in plan.oneof_names:
+            if name in plan.oneof_members:
                 return Struct.WhichOneof(self, name) is not None
             raise ValueError(f"{plan.full_name} has no field {name!r}")
         if field.repeated or not (field.presence or field.message is not None):
@@ -1182,21 +1182,21 @@ class Struct:
         """Unset a field, or the member of a oneof: it reads as its default, and is not written."""
         plan = _plan_of_class(type(self))
         field = plan.by_name.get(name)
-        slots = (field.slot,) if field is not None else plan.oneof_names.get(name)
-        if slots is None:
+        members = (field,) if field is not None else plan.oneof_members.get(name)
+        if members is None:
             raise ValueError(f"{plan.full_name} has no field {name!r}")
-        for slot in slots:
-            _clear_field(plan, self, plan.fields_by_slot[slot])
+        for member in members:
+            _clear_field(plan, self, member)
         written(self)
 
     def WhichOneof(self, name: str) -> str | None:  # pb2's name
         """Name of the member of oneof ``name`` that is set, or None."""
         plan = _plan_of_class(type(self))
-        slots = plan.oneof_names.get(name)
-        if slots is None:
+        members = plan.oneof_members.get(name)
+        if members is None:
             raise ValueError(f"{plan.full_name} has no oneof {name!r}")
-        for slot in slots:
-            field: FieldPlan = plan.fields_by_slot[slot]
+        for i in range(len(members)):
+            field = cython.cast(FieldPlan, PyTuple_GET_ITEM(members, i))
             if _is_present(self, field, _slot(self, field)):
                 return field.name
         return None

@@ -141,7 +141,8 @@ cdef extern from *:
        __slots__ does, without its walk of the class chain and member tables per object.
        It serves a class whose objects are Struct's fields followed by its slots alone;
        an object of a subclass comes here after CPython's deallocator has emptied the
-       subclass's own slots, and a class given a finaliser (__del__) has it called. */
+       subclass's own slots (and called the finaliser, if any); a class given a finaliser
+       (__del__) has it called. */
     static void codec_struct_dealloc(PyObject *self) {
         PyTypeObject *type = Py_TYPE(self);
         PyTypeObject *own = type;  /* the struct class: the nearest one with this deallocator */
@@ -150,7 +151,9 @@ cdef extern from *:
         int type_needs_decref;
         PyObject_GC_UnTrack(self);
         Py_TRASHCAN_BEGIN(self, codec_struct_dealloc)
-        if (type->tp_finalize != NULL) {
+        /* A finaliser of the class (a __del__ given to it); an object of a subclass comes
+           here from CPython's deallocator, which considered its finaliser already */
+        if (type->tp_finalize != NULL && type->tp_dealloc == codec_struct_dealloc) {
             PyObject_GC_Track(self);
             if (PyObject_CallFinalizerFromDealloc(self) < 0) goto done;  /* resurrected */
             PyObject_GC_UnTrack(self);

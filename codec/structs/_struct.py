@@ -1109,7 +1109,9 @@ def enable_fast_paths(cls: Any) -> None:
     """Compiled: make calling struct class ``cls`` go straight to the vectorcall
     constructor, and freeing its objects to a deallocator that knows their layout
     (``codec_struct_dealloc`` in ``_struct.pxd``), if they are Struct's fields and then
-    the class's slots alone."""
+    the class's slots alone. A class of no fields keeps CPython's: its objects are
+    Struct's, and ``__class__`` may be assigned between it and any class of that layout,
+    which CPython allows only between classes of the same deallocator."""
     _plan_of_class(cls)
     if cython.compiled:
         type_object = cython.cast(type_ptr, cython.cast(object_ptr, cls))
@@ -1120,10 +1122,12 @@ def enable_fast_paths(cls: Any) -> None:
 
 def _slots_only(cls: Any) -> bool:
     """Whether an object of ``cls``, a struct class, is Struct's fields followed by the
-    class's own slots, and nothing else (no ``__dict__``, no slots of other classes)."""
+    class's own slots, at least one, and nothing else (no ``__dict__``, no slots of
+    other classes)."""
     slots = cls.__dict__.get("__slots__", ())
     return (
         isinstance(slots, tuple)
+        and len(slots) > 0
         and cls.__dictoffset__ == 0
         and cls.__itemsize__ == 0
         and cls.__weakrefoffset__ == Struct.__weakrefoffset__
@@ -1196,7 +1200,7 @@ class Struct:
         if members is None:
             raise ValueError(f"{plan.full_name} has no oneof {name!r}")
         for i in range(len(members)):
-            field = cython.cast(FieldPlan, PyTuple_GET_ITEM(members, i))
+            field: FieldPlan = cython.cast(FieldPlan, PyTuple_GET_ITEM(members, i))
             if _is_present(self, field, _slot(self, field)):
                 return field.name
         return None

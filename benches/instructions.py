@@ -7,7 +7,7 @@ Run from the repository root::
 
 and divide the difference of the two totals by the count and by the workload's
 items (W1 and W3: 1,000 records a batch; W2: 1,000 spans a message; W4: 100
-OTLP requests of 40 spans;
+OTLP requests of 40 spans, ``W4-read`` reading every field of them decoded;
 wire-writer: 3,000 fields; packed-columns: 20 numpy columns of 1,000 sint64
 written and read back; arrow-read-*: 1,000 framed messages into an Arrow table,
 for which ``--toggle-collect=__pyx_f_5codec_5arrow_9_builders__rows``
@@ -133,6 +133,15 @@ def _w4_decode() -> Callable[[], object]:
     return batch
 
 
+def _w4_read() -> Callable[[], object]:
+    """Every field of 100 decoded OTLP requests read, as W4's decode + read row reads them."""
+    import otlp
+
+    decoder = codec.Decoder(codec.struct(type(otlp.requests(1)[0])))
+    decoded = [decoder.decode(request.SerializeToString()) for request in otlp.requests(100)]
+    return lambda: otlp.read_requests(decoded)
+
+
 def _w1_frame_struct() -> Callable[[], object]:
     return _framed([codec.from_pb2(m) for m in peerbench.samples(1000)])
 
@@ -236,6 +245,7 @@ WORKLOADS = {
     "W3-decode": _w3_decode,
     "W4-encode": _w4_encode,
     "W4-decode": _w4_decode,
+    "W4-read": _w4_read,
     "arrow-read-W1": lambda: _arrow_read("W1"),
     "arrow-read-W3": lambda: _arrow_read("W3"),
     "arrow-read-OTLP-spans": lambda: _arrow_read("OTLP"),

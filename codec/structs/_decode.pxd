@@ -143,7 +143,7 @@ cdef bint _decode_entry_struct(FieldPlan field, object mapping, const uchar *dat
                               int depth) except -1
 cdef inline int _check_nesting(Decoding state, int depth, Py_ssize_t pos) except -1
 cdef object _not_utf8(FieldPlan field, Decoding state, Py_ssize_t start)
-cdef int _charge_part(MessagePlan plan, Decoding state, Py_ssize_t pos) except -1
+cdef inline int _charge_part(MessagePlan plan, Decoding state, Py_ssize_t pos) except -1
 
 cdef uint64_t _once(uint64_t seen, FieldPlan field) except 0
 @cython.locals(tag=uint64_t, after=Py_ssize_t)

@@ -768,7 +768,7 @@ def _new_part(plan: MessagePlan, state: Decoding, pos: int) -> Struct:
 
 def _charge_part(plan: MessagePlan, state: Decoding, pos: int) -> None:
     """Charge the element budget for a new sub-message of ``plan`` (see :func:`_new_part`)."""
-    _spend(state, 1 + len(plan.fields_by_slot) // 8, state.base + pos)
+    _spend(state, 1 + (len(plan.fields_by_slot) >> 3), state.base + pos)  # one per 8 slots
 
 
 # --- lazy decoding -----------------------------------------------------------

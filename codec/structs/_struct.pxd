@@ -231,7 +231,7 @@ cdef str _type_of(FieldPlan field, object value)
 cdef MessagePlan _plan_of_class(object cls)
 @cython.locals(message=Struct)
 cdef Struct new_struct(MessagePlan plan)
-@cython.locals(cls=type, message=Struct)
+@cython.locals(cls=type, message=object)
 cdef Struct _allocated(MessagePlan plan)
 @cython.locals(fields=tuple, i=Py_ssize_t, extensions=FieldPlan)
 cdef int untrack_decoded(MessagePlan plan, Struct message) except -1

@@ -534,7 +534,7 @@ def _allocated(plan: MessagePlan) -> Struct:
     if cython.compiled:  # the class's tp_new, without a method call (the base's, inherited)
         message = cython.cast(type_object_ptr, cls).tp_new(cls, cython.NULL, cython.NULL)
         PyObject_GC_UnTrack(message)
-        return cython.cast(Struct, message)  # type: ignore[no-any-return]
+        return cython.cast(Struct, message)  # (no type test: tp_new of a struct class's)
     return Struct.__new__(cls)  # type: ignore[no-any-return]
 
 

@@ -5,11 +5,13 @@ Run from the repository root with ``python benches/arrow_columns.py [rounds] [me
 ``python benches/arrow_columns.py --memory [megabytes]`` for the peak memory of reading a
 file of W3 records that large a batch at a time (tracemalloc sees the column buffers).
 
-Each round times every peer of every row once, in turn, starting at another peer each
-round (what ran just before a peer weighs on it: protarrow leaves the caches cold and the
-collector busy); a row's figures are each
-peer's minimum (and median) over the rounds, and their ratios to codec's (> 1:
-codec is faster). The workloads are W1's samples, W3's records and the spans of
+Each round times every peer of every row three times running, as
+``interleaved_structs.py`` does, the peers in an order drawn afresh each round (seeded,
+so a run repeats). What ran just before weighs on the first of the three: protarrow
+leaves the caches cold (about 50 µs more for every peer's next call) and the collector
+busy, and a fixed order, even rotated, would put the same peer after it every round.
+A row's figures are each peer's minimum (and median) over the rounds, and their
+ratios to codec's (> 1: codec is faster). The workloads are W1's samples, W3's records and the spans of
 W4's OTLP requests, framed. The peers are used as well as a careful user can:
 
 * ptars (Rust): ``list_to_record_batch`` of the payloads already split (its best
@@ -33,6 +35,7 @@ by the tests (tests/test_arrow.py, tests/test_arrow_encode.py), not here.
 
 from __future__ import annotations
 
+import random
 import statistics
 import sys
 import tempfile
@@ -148,14 +151,16 @@ def main(rounds: int, messages: int) -> None:
         for name, batch in workloads.items():
             rows[f"{name}, encode"] = _encode_jobs(batch)
         times: dict[tuple[str, str], list[float]] = {}
-        for turn in range(rounds):
+        draw = random.Random(rounds)
+        for _ in range(rounds):
             for row, jobs in rows.items():
-                peers = list(jobs)
-                # each round starts at another peer: none always follows the same one
-                for peer in peers[turn % len(peers) :] + peers[: turn % len(peers)]:
-                    start = time.perf_counter()
-                    jobs[peer]()
-                    times.setdefault((row, peer), []).append(time.perf_counter() - start)
+                order = list(jobs)
+                draw.shuffle(order)  # none always follows the same peer (see the docstring)
+                for peer in order:
+                    for _ in range(3):
+                        start = time.perf_counter()
+                        jobs[peer]()
+                        times.setdefault((row, peer), []).append(time.perf_counter() - start)
     print(f"{rounds} rounds; each peer's min (median) in µs, then its time ÷ codec's")
     for row, jobs in rows.items():
         low = {peer: min(times[row, peer]) * 1e6 for peer in jobs}

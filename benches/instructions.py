@@ -11,7 +11,8 @@ OTLP requests of 40 spans, ``W4-read`` reading every field of them decoded;
 wire-writer: 3,000 fields; packed-columns: 20 numpy columns of 1,000 sint64
 written and read back; arrow-read-*: 1,000 framed messages into an Arrow table,
 for which ``--toggle-collect=__pyx_f_5codec_5arrow_9_builders__rows``
-counts the column walk alone; construct: one struct). ``W2-encode-upb`` is upb's
+counts the column walk alone; arrow-write-*: that table written back, framed, into a
+warm ``FrameEncoder``; construct: one struct). ``W2-encode-upb`` is upb's
 ``SerializeToString`` of the same trace; the W1 rows frame the same records as
 structs, as pb2 messages, and as payloads (``encode`` and ``write``), and
 ``W1-decode`` reads them back through a ``FrameDecoder`` of their struct class. Compare
@@ -199,12 +200,10 @@ def _packed_columns() -> Callable[[], object]:
     return batch
 
 
-def _arrow_read(workload: str) -> Callable[[], object]:
-    """codec.arrow.read_table of 1,000 framed messages (arrow_columns.py's workloads)."""
+def _arrow_stream(workload: str) -> tuple[type, bytes]:
+    """The struct class and framed stream of 1,000 messages (arrow_columns.py's workloads)."""
     import otlp
     from jobs import best_encode, sample_corpus
-
-    import codec.arrow
 
     if workload == "W1":
         messages = sample_corpus(1000).messages
@@ -218,9 +217,30 @@ def _arrow_read(workload: str) -> Callable[[], object]:
             for scope in resource.scope_spans
             for span in scope.spans
         ]
-    struct = codec.struct(type(messages[0]))
-    stream = bytes(best_encode(messages))
+    return codec.struct(type(messages[0])), bytes(best_encode(messages))
+
+
+def _arrow_read(workload: str) -> Callable[[], object]:
+    """codec.arrow.read_table of the workload's 1,000 framed messages."""
+    import codec.arrow
+
+    struct, stream = _arrow_stream(workload)
     return lambda: codec.arrow.read_table(stream, struct)
+
+
+def _arrow_write(workload: str) -> Callable[[], object]:
+    """codec.arrow.write_frames of the workload's 1,000 messages read as a table."""
+    import codec.arrow
+
+    struct, stream = _arrow_stream(workload)
+    table = codec.arrow.read_table(stream, struct)
+    encoder = codec.FrameEncoder()
+
+    def batch() -> None:
+        encoder.clear()
+        codec.arrow.write_frames(encoder, table, struct)
+
+    return batch
 
 
 def _construct() -> Callable[[], object]:
@@ -249,6 +269,9 @@ WORKLOADS = {
     "arrow-read-W1": lambda: _arrow_read("W1"),
     "arrow-read-W3": lambda: _arrow_read("W3"),
     "arrow-read-OTLP-spans": lambda: _arrow_read("OTLP"),
+    "arrow-write-W1": lambda: _arrow_write("W1"),
+    "arrow-write-W3": lambda: _arrow_write("W3"),
+    "arrow-write-OTLP-spans": lambda: _arrow_write("OTLP"),
     "construct": _construct,
 }
 

@@ -533,6 +533,52 @@ def test_unusual_map_entries_read_as_structs_read_them(
         check_rows(codec.arrow.read_table(stream, codec.struct(cls)), structs)
 
 
+PACKED_EXTREMES = {  # every packed number field of AllTypes: its kind's edges, and 0
+    "p_int32": [0, -1, 2**31 - 1, -(2**31), 300],
+    "p_int64": [0, -1, 2**63 - 1, -(2**63), 300],
+    "p_uint32": [0, 1, 2**32 - 1, 127, 128],
+    "p_uint64": [0, 1, 2**64 - 1, 2**63, 16383],
+    "p_sint32": [0, -1, 2**31 - 1, -(2**31), -64],
+    "p_sint64": [0, -1, 2**63 - 1, -(2**63), 64],
+    "p_fixed32": [0, 2**32 - 1, 1],
+    "p_fixed64": [0, 2**64 - 1, 1],
+    "p_sfixed32": [0, -1, -(2**31)],
+    "p_sfixed64": [0, -1, -(2**63)],
+    "p_float": [0.0, -1.5, float("inf")],
+    "p_double": [0.0, -1.5, 1e300],
+    "p_color": [0, 1, 2, 7, -3],  # an open enum: numbers it does not declare too
+}
+
+
+@pytest.mark.parametrize("name", sorted(PACKED_EXTREMES))
+def test_packed_runs_of_numbers_read_as_structs_read_them(name: str) -> None:
+    """A packed run of numbers goes into its list column in one pass (checked, then
+    written): two runs of one field in a frame append, and a run holding a varint of 11
+    bytes, or cut inside its last varint or fixed-width number, fails with the struct
+    decoder's error and offset."""
+    cls = everything_pb2.AllTypes
+    values = PACKED_EXTREMES[name]
+    run = cls(**{name: values}).SerializeToString()
+    again = cls(**{name: values[::-1]}).SerializeToString()
+    stream = framed([run, run + again, b""])
+    structs, error = oracle(stream, cls)
+    assert error is None and list(getattr(structs[1], name)) == values + values[::-1]
+    check_rows(codec.arrow.read_table(stream, codec.struct(cls)), structs)
+    field = cls.DESCRIPTOR.fields_by_name[name]
+    tag = codec.varint.encode(field.number << 3 | 2)
+    width = {FD.CPPTYPE_FLOAT: 4, FD.CPPTYPE_DOUBLE: 8}.get(field.cpp_type)
+    if name.startswith(("p_fixed", "p_sfixed")):
+        width = 4 if name.endswith("32") else 8
+    damage = [b"\x01" + b"\xff" * 10 + b"\x01", b"\x01\x80"]  # too long; cut
+    for damaged in damage if width is None else [b"\x00" * (2 * width - 1)]:
+        bad = framed([run, tag + codec.varint.encode(len(damaged)) + damaged, run])
+        structs, error = oracle(bad, cls)
+        assert error is not None and len(structs) == 1
+        with pytest.raises(type(error)) as caught:
+            codec.arrow.read_table(bad, codec.struct(cls))
+        assert caught.value.offset == error.offset
+
+
 def test_a_repeated_group_met_as_a_length_delimited_value_is_passed_over() -> None:
     """No packed run of groups: on LEN, a repeated group's number is an unknown field,
     as structs read it (found by fuzz_arrow: the column walk read it as a packed run)."""

@@ -5,7 +5,7 @@ from libc.string cimport memcpy, memset
 
 from codec._buffer cimport grown, is_exported, resize_zeroed
 from codec.framing cimport frames_end
-from codec._varint cimport read_le, uchar, varint_value, write_le
+from codec._varint cimport read_le, uchar, varint_scan, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
     length_end, packed_width, read_tag, skip_field, stray_end_group, varint_length,
@@ -16,6 +16,13 @@ from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered, packed
 cdef extern from "Python.h":
     ctypedef struct PyObject
     PyObject *PyTuple_GET_ITEM(object items, Py_ssize_t index)
+
+cdef extern from *:
+    """
+    /* Where a tuple's items are: read through it, an item is not held, nor the tuple. */
+    #define codec_items(items) (((PyTupleObject *)(items))->ob_item)
+    """
+    PyObject **codec_items(tuple items) noexcept
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     char *PyByteArray_AS_STRING(object data)
 
@@ -53,6 +60,25 @@ cdef extern from *:
     }
     """
     bint codec_utf8_valid(const char *text, Py_ssize_t n) noexcept
+
+cdef extern from *:
+    """
+    /* How many of the n bytes at p end a varint (their high bit clear): 8 at a time with
+       GCC and Clang, one at a time elsewhere. */
+    static Py_ssize_t codec_final_bytes(const unsigned char *p, Py_ssize_t n) {
+        Py_ssize_t count = 0, i = 0;
+    #if defined(__GNUC__) || defined(__clang__)
+        for (; i + 8 <= n; i += 8) {
+            unsigned long long word;
+            memcpy(&word, p + i, 8);
+            count += __builtin_popcountll(~word & 0x8080808080808080ULL);
+        }
+    #endif
+        for (; i < n; i++) count += p[i] < 0x80;
+        return count;
+    }
+    """
+    Py_ssize_t codec_final_bytes(const uchar *p, Py_ssize_t n) noexcept
 
 cdef extern from *:
     """
@@ -184,6 +210,8 @@ cdef class Column:
     cdef readonly bint nullable
     cdef readonly Py_ssize_t width, offset_width
     cdef readonly tuple children, numbered, by_tag
+    cdef PyObject **children_at  # their items (see _items_of)
+    cdef PyObject **by_tag_at
     cdef readonly int plain_wire, kind
     cdef readonly MessagePlan plan
     cdef object checker
@@ -230,6 +258,7 @@ cdef class Column:
     cdef inline int _offset(self, Py_ssize_t offset, Py_ssize_t rows) except -1
     cdef Py_ssize_t _offset_at(self, Py_ssize_t row) noexcept
 
+cdef inline PyObject **_items_of(tuple items) noexcept
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
 @cython.locals(index=Py_ssize_t, generation=tuple)
 cdef object _free_generation(list retired)
@@ -283,6 +312,12 @@ cdef inline Py_ssize_t _message(Column column, FieldPlan field, const uchar *dat
 cdef Py_ssize_t _value(Column column, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, Py_ssize_t row,
                        int depth) except -1
+@cython.locals(wire=int, kind=int, width=Py_ssize_t, out="uchar *", at=Py_ssize_t,
+               n=Py_ssize_t, raw=uint64_t)
+cdef int _packed_numbers(Column items, FieldPlan field, const uchar *data, Py_ssize_t pos,
+                         Py_ssize_t end, Walk walk) except -1
+@cython.locals(count=Py_ssize_t, index=Py_ssize_t)
+cdef inline Py_ssize_t _final_bytes(const uchar *data, Py_ssize_t pos, Py_ssize_t end) noexcept
 @cython.locals(after=Py_ssize_t)
 cdef inline Py_ssize_t _text(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                              Walk walk, Py_ssize_t row, int depth) except -1

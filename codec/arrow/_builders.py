@@ -63,7 +63,7 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
     from operator import getitem as PyTuple_GET_ITEM
 
     from codec._buffer import grown, is_exported, resize_zeroed
-    from codec._varint import read_le, varint_value, write_le
+    from codec._varint import read_le, varint_scan, varint_value, write_le
     from codec._wire import (
         BOOL,
         EGROUP,
@@ -166,6 +166,9 @@ class Column:
             self.by_tag = tuple(
                 None if tagged is None else members[tagged.slot] for tagged in plan.by_tag
             )
+        # The walk reads both tuples through their items, with no reference counted.
+        self.children_at = _items_of(self.children)
+        self.by_tag_at = _items_of(self.by_tag)
         self.checker: Any = None  # a Decoder of a message kept encoded (_check_kept)
         self.oneof: Oneof | None = None  # the oneof its field is a member of (join_oneof)
         self.oneof_index = 0  # its place among the oneof's members
@@ -441,6 +444,14 @@ def join_oneof(members: list[Column]) -> None:
         cython.cast(Column, member).oneof_index = index
 
 
+def _items_of(items: tuple[Any, ...]) -> Any:
+    """Compiled, a pointer to the items of ``items``, a tuple its column holds and never
+    replaces, to read them by index without a reference counted; uncompiled, the tuple."""
+    if cython.compiled:
+        return codec_items(items)
+    return items
+
+
 def _sized(used: int) -> int:
     """The bytes a buffer starts with for a batch like one that used ``used``."""
     return max(_INITIAL, used + (used >> 3))
@@ -599,7 +610,7 @@ def _fields(
         # The field's column, not held: the column's tuples hold it and are never replaced.
         child = cython.cast("PyObject *", None)
         if data[pos] < 0x80:  # a one-byte tag (a field numbered up to 15): one index
-            child = PyTuple_GET_ITEM(column.by_tag, data[pos])
+            child = column.by_tag_at[data[pos]]
         if cython.cast(object, child) is not None:
             tag = data[pos]
             pos += 1
@@ -718,6 +729,9 @@ def _field(
             after = _length_end(data, pos, end, walk)
             pos = walk.body
             packed_width(field.wire_type, pos, after, walk.base)
+            if items.shape == FIXED and not items.nullable and field.closed_enum is None:
+                _packed_numbers(items, field, data, pos, after, walk)
+                return after
             while pos < after:
                 pos = _value(items, field, data, pos, after, field.wire_type, walk, -1, depth)
             return after
@@ -748,8 +762,8 @@ def _pair(entries: Column, data: Any, pos: int, end: int, walk: Walk, depth: int
     ``entries`` if it is the common one: its key, then its value, each once and plain
     (see :func:`_plain`). False, for :func:`_fields` to read it as any message, otherwise."""
     # The entry's columns, not held: the tuple holds them and is never replaced.
-    keys = PyTuple_GET_ITEM(entries.children, 0)
-    values = PyTuple_GET_ITEM(entries.children, 1)
+    keys = entries.children_at[0]
+    values = entries.children_at[1]
     key_wire = cython.cast(Column, keys).plain_wire
     value_wire = cython.cast(Column, values).plain_wire
     if depth > walk.max_depth or key_wire < 0 or value_wire < 0:
@@ -808,6 +822,60 @@ def _value(
         column.put_bits(read_le(data, pos, width))
         return after
     return _text(column, data, pos, end, walk, row, depth)
+
+
+def _packed_numbers(
+    items: Column, field: FieldPlan, data: Any, pos: int, end: int, walk: Walk
+) -> None:
+    """Append the numbers of the packed run ``data[pos:end]`` (its width checked) to
+    ``items``, a FIXED column of no nulls: room made once, for as many varints as the
+    run has final bytes, then each element written with no call (a varint of one or two
+    bytes read in place). A bad varint raises the struct decoder's error, the elements before it
+    appended."""
+    wire = field.wire_type
+    width = items.width
+    at = items.values_size
+    if wire != VARINT:
+        n = 4 if wire == I32 else 8
+        items._room((end - pos) // n * width)
+        out = items.values_at
+        while pos < end:
+            write_le(out, at, read_le(data, pos, n), width)
+            at += width
+            pos += n
+    else:
+        kind = field.kind
+        items._room(_final_bytes(data, pos, end) * width)
+        out = items.values_at
+        while pos < end:
+            raw = data[pos]
+            n = 1
+            if raw >= 0x80:
+                if pos + 1 < end and data[pos + 1] < 0x80:  # two bytes, also in place
+                    raw = (raw & 0x7F) | (data[pos + 1] << 7)
+                    n = 2
+                else:
+                    n = varint_scan(data, pos, end, False)
+                    if n <= 0:
+                        break
+                    raw = varint_value(data, pos, n)
+            write_le(out, at, _varint_bits(kind, raw), width)
+            at += width
+            pos += n
+    items.length += (at - items.values_size) // width
+    items.values_size = at
+    if pos < end:
+        varint_length(data, pos, end, walk.base)  # raises for the bad varint at pos
+
+
+def _final_bytes(data: Any, pos: int, end: int) -> int:
+    """How many bytes of ``data[pos:end]`` end a varint (their high bit clear)."""
+    if cython.compiled:
+        return codec_final_bytes(data + pos, end - pos)
+    count = 0
+    for index in range(pos, end):
+        count += data[index] < 0x80
+    return count
 
 
 def _text(column: Column, data: Any, pos: int, end: int, walk: Walk, row: int, depth: int) -> int:

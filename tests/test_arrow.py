@@ -579,6 +579,41 @@ def test_packed_runs_of_numbers_read_as_structs_read_them(name: str) -> None:
         assert caught.value.offset == error.offset
 
 
+# W3's Record: labels is field 15 (one-byte tag 7a), a map<string, int64>; its entries
+# below, each the hex of its body, or of a field other than an entry (after "=").
+RUNS_OF_ENTRIES = {
+    "a run": ["0a01611001", "0a01621002", "0a0163107f"],
+    "unusual ones among them": ["0a01611001", "10020a0162", "1003", "", "0a01641004"],
+    "another field between": ["0a01611001", "=0801", "0a01621002", "0a01611003"],
+    "a key not UTF-8": ["0a01611001", "0a01ff1002"],
+    "cut inside the last": ["0a01611001", "0a01621002"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNS_OF_ENTRIES))
+def test_runs_of_map_entries_read_as_structs_read_them(case: str) -> None:
+    """Entries of a map that follow one another under its one-byte tag are read in one
+    loop: common ones, unusual ones among them, another field between, and damage give
+    the rows or the error that struct decoding gives."""
+    payload = b""
+    for body in RUNS_OF_ENTRIES[case]:
+        if body.startswith("="):
+            payload += bytes.fromhex(body[1:])
+        else:
+            payload += b"\x7a" + codec.varint.encode(len(body) // 2) + bytes.fromhex(body)
+    if case == "cut inside the last":
+        payload = payload[:-1]
+    stream = framed([payload, payload + payload, b""])
+    structs, error = oracle(stream, peerbench.Record)
+    assert (error is None) == (case not in ("a key not UTF-8", "cut inside the last"))
+    if error is not None:
+        with pytest.raises(type(error)) as caught:
+            codec.arrow.read_table(stream, peerbench.Record)
+        assert caught.value.offset == error.offset
+    else:
+        check_rows(codec.arrow.read_table(stream, peerbench.Record), structs)
+
+
 def test_a_repeated_group_met_as_a_length_delimited_value_is_passed_over() -> None:
     """No packed run of groups: on LEN, a repeated group's number is an unknown field,
     as structs read it (found by fuzz_arrow: the column walk read it as a packed run)."""

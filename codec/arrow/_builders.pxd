@@ -297,7 +297,7 @@ cdef inline PyObject *_column_numbered(Column column, uint64_t number)
 cdef inline Py_ssize_t _plain(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                               int wire, Walk walk, Py_ssize_t row) except -1
 @cython.locals(after=Py_ssize_t, body=Py_ssize_t, entries=Column, entry=Py_ssize_t,
-               items=Column)
+               items=Column, tag=uint64_t)
 cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
                        Py_ssize_t row) except -2

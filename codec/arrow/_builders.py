@@ -709,19 +709,24 @@ def _field(
     if child.shape == MAP:
         if wire != LEN:
             return -1
-        after = _length_end(data, pos, end, walk)
-        body = walk.body  # (which the entry's own strings move)
         child.catch_up(row)  # its rows before this one end
         entries = cython.cast(Column, child.children[0])
-        entry = entries.length
-        entries.begin()
-        if not _pair(entries, data, body, after, walk, depth + 1):
-            entries.truncate(entry)  # read again, as any message is
+        # The entries that follow at once, under the field's one-byte tag, are read here.
+        tag = field.tag_word & 0xFF if field.tag_size == 1 else 0x100  # (0x100: no byte)
+        while True:
+            after = _length_end(data, pos, end, walk)
+            body = walk.body  # (which the entry's own strings move)
+            entry = entries.length
             entries.begin()
-            _fields(entries, data, body, after, walk, depth + 1, 0)
-            if walk.dropped:  # an entry with more than its key and value is not read (3)
-                entries.truncate(entry)
-        return after
+            if not _pair(entries, data, body, after, walk, depth + 1):
+                entries.truncate(entry)  # read again, as any message is
+                entries.begin()
+                _fields(entries, data, body, after, walk, depth + 1, 0)
+                if walk.dropped:  # an entry with more than its key and value is not read (3)
+                    entries.truncate(entry)
+            if after >= end or data[after] != tag:
+                return after
+            pos = after + 1
     if child.shape == LIST:
         child.catch_up(row)  # its rows before this one end
         items = cython.cast(Column, child.children[0])

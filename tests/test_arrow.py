@@ -614,6 +614,36 @@ def test_runs_of_map_entries_read_as_structs_read_them(case: str) -> None:
         check_rows(codec.arrow.read_table(stream, peerbench.Record), structs)
 
 
+# W2's Trace: spans is field 2 (one-byte tag 12), repeated Spans; a Span's tags, field 5,
+# a packed uint32 that may come unpacked too (tag 28, each element) or packed (tag 2a).
+TAGS = "2802" "2803" "2a020405" "2806" "2807"  # [2, 3, 4, 5, 6, 7], unpacked and packed
+RUNS_OF_ELEMENTS = {
+    "spans, one after another": "1200" "1204" + TAGS[:8] + "1202" "0801",
+    "tags unpacked and packed": "12" + f"{len(TAGS) // 2:02x}" + TAGS,
+    "another field between": "1200" "0801" "1202" "0802" "1200",
+    "a span cut": "1200" "1204" "2802" "28",
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNS_OF_ELEMENTS))
+def test_runs_of_repeated_elements_read_as_structs_read_them(case: str) -> None:
+    """Elements of a repeated field that follow one another under its one-byte tag are
+    read in one loop; a tag of the same number on another wire type (a packed run), or
+    another field, ends it: rows or the error as struct decoding gives them."""
+    payload = bytes.fromhex(RUNS_OF_ELEMENTS[case])
+    stream = framed([payload, payload + payload, b""])
+    structs, error = oracle(stream, peerbench.Trace)
+    assert (error is None) == (case != "a span cut")
+    if error is not None:
+        with pytest.raises(type(error)) as caught:
+            codec.arrow.read_table(stream, peerbench.Trace)
+        assert caught.value.offset == error.offset
+    else:
+        check_rows(codec.arrow.read_table(stream, peerbench.Trace), structs)
+    if case == "tags unpacked and packed":
+        assert list(structs[0].spans[0].tags) == [2, 3, 4, 5, 6, 7]
+
+
 def test_a_repeated_group_met_as_a_length_delimited_value_is_passed_over() -> None:
     """No packed run of groups: on LEN, a repeated group's number is an unknown field,
     as structs read it (found by fuzz_arrow: the column walk read it as a packed run)."""

@@ -297,10 +297,12 @@ cdef inline PyObject *_column_numbered(Column column, uint64_t number)
 cdef inline Py_ssize_t _plain(Column column, const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                               int wire, Walk walk, Py_ssize_t row) except -1
 @cython.locals(after=Py_ssize_t, body=Py_ssize_t, entries=Column, entry=Py_ssize_t,
-               items=Column, tag=uint64_t)
+               items=Column, tag=int)
 cdef Py_ssize_t _field(Column child, FieldPlan field, const uchar *data,
                        Py_ssize_t pos, Py_ssize_t end, int wire, Walk walk, int depth,
                        Py_ssize_t row) except -2
+@cython.locals(tag=int)
+cdef inline int _next_tag(FieldPlan field, int wire) noexcept
 @cython.locals(keys="PyObject *", values="PyObject *", key_wire=int, value_wire=int,
                entry=Py_ssize_t)
 cdef bint _pair(Column entries, const uchar *data, Py_ssize_t pos, Py_ssize_t end, Walk walk,

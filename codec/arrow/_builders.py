@@ -711,8 +711,7 @@ def _field(
             return -1
         child.catch_up(row)  # its rows before this one end
         entries = cython.cast(Column, child.children[0])
-        # The entries that follow at once, under the field's one-byte tag, are read here.
-        tag = field.tag_word & 0xFF if field.tag_size == 1 else 0x100  # (0x100: no byte)
+        tag = _next_tag(field, LEN)  # the entries that follow at once are read here
         while True:
             after = _length_end(data, pos, end, walk)
             body = walk.body  # (which the entry's own strings move)
@@ -742,10 +741,16 @@ def _field(
             return after
         if wire != field.wire_type:
             return -1
-        if items.shape == STRUCT:
-            items.begin()
-            return _message(items, field, data, pos, end, walk, depth)
-        return _value(items, field, data, pos, end, wire, walk, -1, depth)
+        tag = _next_tag(field, wire)  # the elements that follow at once are read here
+        while True:
+            if items.shape == STRUCT:
+                items.begin()
+                pos = _message(items, field, data, pos, end, walk, depth)
+            else:
+                pos = _value(items, field, data, pos, end, wire, walk, -1, depth)
+            if pos >= end or data[pos] != tag:
+                return pos
+            pos += 1
     if wire != field.wire_type:
         return -1
     if child.shape == TEXTS and field.kind == MESSAGE and child.length == row + 1:
@@ -760,6 +765,14 @@ def _field(
             child.begin()
         return _message(child, field, data, pos, end, walk, depth)
     return _value(child, field, data, pos, end, wire, walk, row, depth)  # a message kept encoded
+
+
+def _next_tag(field: FieldPlan, wire: int) -> int:
+    """The byte of ``field``'s tag on ``wire`` if it takes one (numbers up to 15), for
+    :func:`_field` to read the occurrences that follow at once in its loop; else 0x100,
+    which no byte is."""
+    tag = field.number << 3 | wire
+    return tag if tag < 0x80 else 0x100
 
 
 def _pair(entries: Column, data: Any, pos: int, end: int, walk: Walk, depth: int) -> bool:

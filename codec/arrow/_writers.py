@@ -56,6 +56,8 @@ if not cython.compiled:  # compiled, _writers.pxd cimports these C functions and
         release_claim,
         set_end,
     )
+    from operator import getitem as PyTuple_GET_ITEM
+
     from codec._varint import read_le, varint_size, varint_write, varint_write_padded, write_le
     from codec._wire import ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
     from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS
@@ -510,33 +512,35 @@ def _message(reader: Reader, p: int, walk: Walk) -> None:
     members = reader.members
     chosen = 0  # the bits of the oneofs a member of which is set
     for i in range(len(members)):
-        child = cython.cast(Reader, members[i])
-        q = p + child.shift
-        if child.oneof_bit and _is_valid(child, q):
-            if chosen & child.oneof_bit:
+        # The member's reader, not held (the tuple holds it and is never replaced), so
+        # each use below casts it: a typed local would count a reference each field.
+        child = PyTuple_GET_ITEM(members, i)
+        q = p + cython.cast(Reader, child).shift
+        if cython.cast(Reader, child).oneof_bit and _is_valid(cython.cast(Reader, child), q):
+            if chosen & cython.cast(Reader, child).oneof_bit:
                 _check_oneofs(reader, p, walk)  # raises, naming both members
-            chosen |= child.oneof_bit
-        shape = child.shape
+            chosen |= cython.cast(Reader, child).oneof_bit
+        shape = cython.cast(Reader, child).shape
         if shape >= LIST:
-            _composite(child, q, walk)
-        elif not _is_valid(child, q):
+            _composite(cython.cast(Reader, child), q, walk)
+        elif not _is_valid(cython.cast(Reader, child), q):
             pass  # a null: the field is absent
         elif shape == FIXED:  # a field without presence is left out if zero (3)
-            raw = _load(child, q)
-            if raw or not child.implicit:
+            raw = _load(cython.cast(Reader, child), q)
+            if raw or not cython.cast(Reader, child).implicit:
                 _room(walk, _SCALAR_ROOM)
-                walk.pos = _tag_at(walk.out, walk.pos, child)
-                _number(child, raw, walk)
+                walk.pos = _tag_at(walk.out, walk.pos, cython.cast(Reader, child))
+                _number(cython.cast(Reader, child), raw, walk)
         elif shape == TEXTS:
-            start = _offset(child, q)
-            end = _offset(child, q + 1)
-            if start != end or not child.implicit:
-                _text(child, q, start, end, walk)
+            start = _offset(cython.cast(Reader, child), q)
+            end = _offset(cython.cast(Reader, child), q + 1)
+            if start != end or not cython.cast(Reader, child).implicit:
+                _text(cython.cast(Reader, child), q, start, end, walk)
         else:  # BOOLS
-            raw = _bit(child.values, q)
-            if raw or not child.implicit:
+            raw = _bit(cython.cast(Reader, child).values, q)
+            if raw or not cython.cast(Reader, child).implicit:
                 _room(walk, _SCALAR_ROOM)
-                walk.pos = _tag_at(walk.out, walk.pos, child)
+                walk.pos = _tag_at(walk.out, walk.pos, cython.cast(Reader, child))
                 walk.pos = write_le(walk.out, walk.pos, raw, 1)
 
 

@@ -10,9 +10,9 @@ Each round times every peer of every row three times running, as
 so a run repeats). What ran just before weighs on the first of the three: protarrow
 leaves the caches cold (about 50 µs more for every peer's next call) and the collector
 busy, and a fixed order, even rotated, would put the same peer after it every round.
-A row's figures are each peer's minimum (and median) over the rounds, and their
-ratios to codec's (> 1: codec is faster). The workloads are W1's samples, W3's records and the spans of
-W4's OTLP requests, framed. The peers are used as well as a careful user can:
+A row's figures are each peer's minimum (and median) over the rounds, and their ratios
+to codec's (> 1: codec is faster). The workloads are W1's samples, W3's records and the
+spans of W4's OTLP requests, framed. The peers are used as well as a careful user can:
 
 * ptars (Rust): ``list_to_record_batch`` of the payloads already split (its best
   case: no framing to read), and ``read_size_delimited_file`` of the framed file;

@@ -616,12 +616,12 @@ def test_runs_of_map_entries_read_as_structs_read_them(case: str) -> None:
 
 # W2's Trace: spans is field 2 (one-byte tag 12), repeated Spans; a Span's tags, field 5,
 # a packed uint32 that may come unpacked too (tag 28, each element) or packed (tag 2a).
-TAGS = "2802" "2803" "2a020405" "2806" "2807"  # [2, 3, 4, 5, 6, 7], unpacked and packed
+TAGS = "2802 2803 2a020405 2806 2807 "  # [2, 3, 4, 5, 6, 7], unpacked and packed
 RUNS_OF_ELEMENTS = {
-    "spans, one after another": "1200" "1204" + TAGS[:8] + "1202" "0801",
-    "tags unpacked and packed": "12" + f"{len(TAGS) // 2:02x}" + TAGS,
-    "another field between": "1200" "0801" "1202" "0802" "1200",
-    "a span cut": "1200" "1204" "2802" "28",
+    "spans, one after another": "1200 1204 " + TAGS[:10] + "1202 0801",
+    "tags unpacked and packed": "12" + f"{len(bytes.fromhex(TAGS)):02x}" + TAGS,
+    "another field between": "1200 0801 1202 0802 1200",
+    "a span cut": "1200 1204 2802 28",
 }
 
 

@@ -49,6 +49,8 @@ from codec.structs._decode import Decoder
 from codec.structs._plan import FieldPlan, MessagePlan
 
 if not cython.compiled:  # compiled, _writers.pxd cimports these C functions and constants
+    from operator import getitem as PyTuple_GET_ITEM
+
     from codec._buffer import (
         byte_pointer,
         cut_to,
@@ -56,8 +58,6 @@ if not cython.compiled:  # compiled, _writers.pxd cimports these C functions and
         release_claim,
         set_end,
     )
-    from operator import getitem as PyTuple_GET_ITEM
-
     from codec._varint import read_le, varint_size, varint_write, varint_write_padded, write_le
     from codec._wire import ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
     from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS

@@ -3,7 +3,7 @@ cimport cython
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from codec._buffer cimport grown, is_exported, resize_zeroed
+from codec._buffer cimport codec_copy_value, grown, is_exported, resize_zeroed
 from codec.framing cimport frames_end
 from codec._varint cimport read_le, uchar, varint_scan, varint_value, write_le
 from codec._wire cimport (

@@ -334,7 +334,9 @@ class Column:
         size = end - start
         self._room(size)
         if cython.compiled:
-            memcpy(self.values_at + self.values_size, data + start, size)
+            codec_copy_value(
+                self.values_at + self.values_size, cython.cast(cython.p_char, data + start), size
+            )
         else:
             self.values_at[self.values_size : self.values_size + size] = data[start:end]
         self.values_size += size

@@ -5,7 +5,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memmove
 
 from codec._buffer cimport (
-    byte_pointer, codec_copy_8_to_32, cut_to, make_room, release_claim, set_end,
+    byte_pointer, codec_copy_value, cut_to, make_room, release_claim, set_end,
 )
 from codec._varint cimport (
     read_le, uchar, varint_size, varint_write, varint_write_padded, write_le,

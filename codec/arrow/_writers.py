@@ -660,12 +660,9 @@ def _text(reader: Reader, q: int, start: int, end: int, walk: Walk) -> None:
     walk.pos = _tag_at(walk.out, walk.pos, reader)
     walk.pos = varint_write(walk.out, walk.pos, size)
     if cython.compiled:
-        if cython.cast(cython.size_t, size - 8) <= 24:  # the common short string
-            codec_copy_8_to_32(
-                walk.out + walk.pos, cython.cast(cython.p_char, reader.values + start), size
-            )
-        elif size:  # an empty buffer may have no address
-            memcpy(walk.out + walk.pos, reader.values + start, size)
+        codec_copy_value(
+            walk.out + walk.pos, cython.cast(cython.p_char, reader.values + start), size
+        )
     else:
         walk.out[walk.pos : walk.pos + size] = reader.values[start:end]
     walk.pos += size

@@ -18,7 +18,7 @@ from codec.structs._struct cimport (
     _sized, _slot, _type_of, codec_below, codec_stack_floor, object_ptr,
     plan_of, ready,
 )
-from codec._buffer cimport codec_copy_8_to_32
+from codec._buffer cimport codec_copy_value
 from codec._wire cimport utf8_or_null
 from codec._varint cimport (
     twos_complement, varint_size, varint_write, varint_write_padded, write_le, zigzag,

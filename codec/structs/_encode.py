@@ -246,10 +246,7 @@ def _grow_scratch(tape: Tape, size: int) -> None:
 def _copy(tape: Tape, data: Any, size: int) -> None:
     """Copy ``size`` bytes into the scratch (room made)."""
     if cython.compiled:
-        if cython.cast(cython.size_t, size - 8) <= 24:  # the common short string
-            codec_copy_8_to_32(tape.scratch + tape.used, data, size)
-        elif size:  # an empty buffer may have no address
-            memcpy(tape.scratch + tape.used, data, size)
+        codec_copy_value(tape.scratch + tape.used, data, size)
     else:
         copy_bytes(tape.scratch, tape.used, data, size)
     tape.used += size

@@ -124,6 +124,19 @@ def oracle(stream: bytes, cls: Any) -> tuple[list[Any], codec.DecodeError | None
     return structs, None
 
 
+def read_as_structs(stream: bytes, cls: Any) -> list[Any]:
+    """Read ``stream`` into Arrow and judge it by :func:`oracle`: the rows the struct
+    decoder gives, or the error it raises, same class and offset; return the structs."""
+    structs, error = oracle(stream, cls)
+    if error is not None:
+        with pytest.raises(type(error)) as caught:
+            codec.arrow.read_table(stream, codec.struct(cls))
+        assert caught.value.offset == error.offset
+    else:
+        check_rows(codec.arrow.read_table(stream, codec.struct(cls)), structs)
+    return structs
+
+
 # --- the schema -------------------------------------------------------------------------
 
 
@@ -523,14 +536,7 @@ def test_unusual_map_entries_read_as_structs_read_them(
     body = bytes.fromhex(entry)
     tag = codec.varint.encode(number << 3 | 2)
     payload = bytes.fromhex(head) + tag + codec.varint.encode(len(body)) + body
-    stream = framed([payload, payload])
-    structs, error = oracle(stream, cls)
-    if error is not None:
-        with pytest.raises(type(error)) as caught:
-            codec.arrow.read_table(stream, codec.struct(cls))
-        assert caught.value.offset == error.offset
-    else:
-        check_rows(codec.arrow.read_table(stream, codec.struct(cls)), structs)
+    read_as_structs(framed([payload, payload]), cls)
 
 
 PACKED_EXTREMES = {  # every packed number field of AllTypes: its kind's edges, and 0
@@ -560,10 +566,8 @@ def test_packed_runs_of_numbers_read_as_structs_read_them(name: str) -> None:
     values = PACKED_EXTREMES[name]
     run = cls(**{name: values}).SerializeToString()
     again = cls(**{name: values[::-1]}).SerializeToString()
-    stream = framed([run, run + again, b""])
-    structs, error = oracle(stream, cls)
-    assert error is None and list(getattr(structs[1], name)) == values + values[::-1]
-    check_rows(codec.arrow.read_table(stream, codec.struct(cls)), structs)
+    structs = read_as_structs(framed([run, run + again, b""]), cls)
+    assert len(structs) == 3 and list(getattr(structs[1], name)) == values + values[::-1]
     field = cls.DESCRIPTOR.fields_by_name[name]
     tag = codec.varint.encode(field.number << 3 | 2)
     width = {FD.CPPTYPE_FLOAT: 4, FD.CPPTYPE_DOUBLE: 8}.get(field.cpp_type)
@@ -572,11 +576,7 @@ def test_packed_runs_of_numbers_read_as_structs_read_them(name: str) -> None:
     damage = [b"\x01" + b"\xff" * 10 + b"\x01", b"\x01\x80"]  # too long; cut
     for damaged in damage if width is None else [b"\x00" * (2 * width - 1)]:
         bad = framed([run, tag + codec.varint.encode(len(damaged)) + damaged, run])
-        structs, error = oracle(bad, cls)
-        assert error is not None and len(structs) == 1
-        with pytest.raises(type(error)) as caught:
-            codec.arrow.read_table(bad, codec.struct(cls))
-        assert caught.value.offset == error.offset
+        assert len(read_as_structs(bad, cls)) == 1  # the damaged frame raises
 
 
 # W3's Record: labels is field 15 (one-byte tag 7a), a map<string, int64>; its entries
@@ -603,15 +603,9 @@ def test_runs_of_map_entries_read_as_structs_read_them(case: str) -> None:
             payload += b"\x7a" + codec.varint.encode(len(body) // 2) + bytes.fromhex(body)
     if case == "cut inside the last":
         payload = payload[:-1]
-    stream = framed([payload, payload + payload, b""])
-    structs, error = oracle(stream, peerbench.Record)
-    assert (error is None) == (case not in ("a key not UTF-8", "cut inside the last"))
-    if error is not None:
-        with pytest.raises(type(error)) as caught:
-            codec.arrow.read_table(stream, peerbench.Record)
-        assert caught.value.offset == error.offset
-    else:
-        check_rows(codec.arrow.read_table(stream, peerbench.Record), structs)
+    structs = read_as_structs(framed([payload, payload + payload, b""]), peerbench.Record)
+    fails = case in ("a key not UTF-8", "cut inside the last")
+    assert len(structs) == (0 if fails else 3)
 
 
 # W2's Trace: spans is field 2 (one-byte tag 12), repeated Spans; a Span's tags, field 5,
@@ -631,15 +625,8 @@ def test_runs_of_repeated_elements_read_as_structs_read_them(case: str) -> None:
     read in one loop; a tag of the same number on another wire type (a packed run), or
     another field, ends it: rows or the error as struct decoding gives them."""
     payload = bytes.fromhex(RUNS_OF_ELEMENTS[case])
-    stream = framed([payload, payload + payload, b""])
-    structs, error = oracle(stream, peerbench.Trace)
-    assert (error is None) == (case != "a span cut")
-    if error is not None:
-        with pytest.raises(type(error)) as caught:
-            codec.arrow.read_table(stream, peerbench.Trace)
-        assert caught.value.offset == error.offset
-    else:
-        check_rows(codec.arrow.read_table(stream, peerbench.Trace), structs)
+    structs = read_as_structs(framed([payload, payload + payload, b""]), peerbench.Trace)
+    assert len(structs) == (0 if case == "a span cut" else 3)
     if case == "tags unpacked and packed":
         assert list(structs[0].spans[0].tags) == [2, 3, 4, 5, 6, 7]
 

@@ -16,6 +16,8 @@ from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered, packed
 cdef extern from "Python.h":
     ctypedef struct PyObject
     PyObject *PyTuple_GET_ITEM(object items, Py_ssize_t index)
+    Py_buffer *PyMemoryView_GET_BUFFER(object view)
+    char *PyByteArray_AS_STRING(object data)
 
 cdef extern from *:
     """
@@ -23,8 +25,6 @@ cdef extern from *:
     #define codec_items(items) (((PyTupleObject *)(items))->ob_item)
     """
     PyObject **codec_items(tuple items) noexcept
-    Py_buffer *PyMemoryView_GET_BUFFER(object view)
-    char *PyByteArray_AS_STRING(object data)
 
 cdef inline uchar *_pointer(bytearray data) noexcept:
     return <uchar *>PyByteArray_AS_STRING(data)

@@ -850,8 +850,8 @@ def _packed_numbers(
     """Append the numbers of the packed run ``data[pos:end]`` (its width checked) to
     ``items``, a FIXED column of no nulls: room made once, for as many varints as the
     run has final bytes, then each element written with no call (a varint of one or two
-    bytes read in place). A bad varint raises the struct decoder's error, the elements before it
-    appended."""
+    bytes read in place). A bad varint raises the struct decoder's error, the elements
+    before it appended."""
     wire = field.wire_type
     width = items.width
     at = items.values_size

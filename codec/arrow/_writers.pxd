@@ -95,8 +95,8 @@ cdef inline Py_ssize_t _open_length(Walk walk) noexcept
 @cython.locals(size=Py_ssize_t, extra=Py_ssize_t)
 cdef inline Py_ssize_t _close_length(Walk walk, Py_ssize_t body) except -1
 cdef void _move_up(uchar *out, Py_ssize_t start, Py_ssize_t size, Py_ssize_t by) noexcept
-@cython.locals(members=tuple, i=Py_ssize_t, child="PyObject *", q=Py_ssize_t, shape=int, raw=uint64_t,
-               start=Py_ssize_t, end=Py_ssize_t, chosen=uint64_t)
+@cython.locals(members=tuple, i=Py_ssize_t, child="PyObject *", q=Py_ssize_t, shape=int,
+               raw=uint64_t, start=Py_ssize_t, end=Py_ssize_t, chosen=uint64_t)
 cdef int _message(Reader reader, Py_ssize_t p, Walk walk) except -1
 @cython.locals(start=Py_ssize_t, end=Py_ssize_t, items=Reader)
 cdef int _composite(Reader reader, Py_ssize_t q, Walk walk) except -1

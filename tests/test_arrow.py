@@ -166,6 +166,33 @@ def test_a_type_met_inside_itself_is_kept_encoded() -> None:
     assert str(array_value[0].type) == "list<item: binary not null>"  # AnyValue again
 
 
+# An AnyValue kept encoded (an ArrayValue's value), hex: read plainly, or another way by
+# the struct decoder than by its check walk (a sub-message given twice is merged).
+KEPT_ANY_VALUES = {
+    "plain": "0a 01 61",
+    "merged": "2a 00 2a 00",
+    "merged, its second cut": "2a 00 2a 02 0a 05",
+    "not a message": "ff ff ff",
+}
+
+
+@pytest.mark.parametrize("case", sorted(KEPT_ANY_VALUES))
+def test_a_message_kept_encoded_is_checked_as_the_struct_decoder_reads_it(case: str) -> None:
+    """Its rows, or its error and offset in the stream, are the struct decoder's."""
+    kept = bytes.fromhex(KEPT_ANY_VALUES[case])
+    values = b"\x0a" + bytes([len(kept)]) + kept  # ArrayValue.values
+    frame = b"\x2a" + bytes([len(values)]) + values  # AnyValue.array_value
+    first = framed([b"\x0a\x01b"])
+    stream = first + framed([frame, b"\x0a\x01c"])
+    for _ in range(2):  # the decoder's state is taken again by the next call
+        read_as_structs(stream, common_pb2.AnyValue)
+    error = oracle(stream, common_pb2.AnyValue)[1]
+    if error is not None:  # read from the second frame on: offsets still from the start
+        with pytest.raises(type(error)) as caught:
+            codec.arrow.read_table(stream[len(first) :], common_pb2.AnyValue, offset=len(first))
+        assert caught.value.offset == error.offset
+
+
 def test_a_group_met_inside_itself_has_no_arrow_type() -> None:
     """Only a hand-made descriptor has one (protoc gives each group a type of its own)."""
     proto = descriptor_pb2.FileDescriptorProto(name="loop.proto", package="loop", syntax="proto2")

@@ -382,6 +382,53 @@ def test_a_message_kept_encoded_must_be_one() -> None:
     _refused(_with_column(table, "resource_spans", damaged), cls, EncodeError, "are not one")
 
 
+# An AnyValue kept encoded (an ArrayValue's value) that the struct decoder reads another way
+# than its check walk: a sub-message given twice, merged. Hex, and the refusal if refused.
+KEPT_ANY_VALUES = {
+    "merged": ("2a 00 2a 00", None),
+    "merged, its second cut": ("2a 00 2a 02 0a 05", "runs past the end"),
+    "not a message": ("ff ff ff", "varint|tag"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KEPT_ANY_VALUES))
+def test_a_message_kept_encoded_is_checked_as_the_struct_decoder_reads_it(case: str) -> None:
+    from opentelemetry.proto.common.v1 import common_pb2
+
+    cls = common_pb2.AnyValue
+    kept = bytes.fromhex(KEPT_ANY_VALUES[case][0])
+    refusal = KEPT_ANY_VALUES[case][1]
+    rows = [{"string_value": "a"}, {"array_value": {"values": [kept]}}]
+    table = pa.Table.from_pylist(rows, schema=codec.arrow.schema(cls))
+    values = b"\x0a" + bytes([len(kept)]) + kept  # ArrayValue.values
+    expected = framed([b"\x0a\x01a", b"\x2a" + bytes([len(values)]) + values])
+    for _ in range(2):  # the decoder's state is taken again by the next call
+        if refusal is None:
+            assert rewritten([table, table], cls) == 2 * expected
+        else:
+            match = r"column array_value\.values, row 1: the bytes of a .* are not one: "
+            _refused(table, cls, EncodeError, match + f".*({refusal})")
+
+
+def test_a_decode_error_from_the_callers_batches_passes_through() -> None:
+    """Only a DecodeError of a check names a column: the caller's own passes unchanged."""
+    from opentelemetry.proto.common.v1 import common_pb2
+
+    cls = common_pb2.AnyValue
+    rows = [{"array_value": {"values": [b"\x0a\x01a"]}}]  # a value checked first
+    table = pa.Table.from_pylist(rows, schema=codec.arrow.schema(cls))
+
+    def batches() -> Any:
+        yield table
+        raise codec.DecodeError("the caller's", 7)
+
+    encoder = codec.FrameEncoder()
+    with pytest.raises(codec.DecodeError) as caught:
+        codec.arrow.write_frames(encoder, batches(), cls)
+    assert (type(caught.value), caught.value.offset) == (codec.DecodeError, 7)
+    assert bytes(encoder.getbuffer()) == b""
+
+
 def _kept_values(value: Any) -> list[Any]:
     """The lists of AnyValue bytes under ``value`` (rows of nested dicts and lists)."""
     if isinstance(value, dict):

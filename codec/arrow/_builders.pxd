@@ -10,7 +10,7 @@ from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
     length_end, packed_width, read_tag, skip_field, stray_end_group, varint_length,
 )
-from codec.structs._decode cimport Decoder, codec_ascii
+from codec.structs._decode cimport Decoder, codec_ascii, end_checks
 from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered, packed_run
 
 cdef extern from "Python.h":
@@ -275,6 +275,7 @@ cdef class Walk:
     cdef memoryview view
     cdef Py_ssize_t base, max_depth, body
     cdef bint dropped_value, dropped
+    cdef list checkers
 
 @cython.locals(walk=Walk)
 cpdef Py_ssize_t decode_frames(Column root, memoryview view, Py_ssize_t base,

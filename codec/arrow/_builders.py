@@ -85,6 +85,7 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         varint_length,
     )
     from codec.framing import frames_end
+    from codec.structs._decode import end_checks
     from codec.structs._plan import _field_numbered, packed_run
 
     def _pointer(data: bytearray) -> bytearray:
@@ -529,6 +530,7 @@ class Walk:
         # message being read to note, as it notes a field passed over.
         self.dropped_value = False
         self.dropped = False  # whether the message read last passed over a field
+        self.checkers: list[Any] = []  # the decoder states taken by _check_kept
 
 
 def decode_frames(root: Column, view: Any, base: int, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
@@ -536,7 +538,10 @@ def decode_frames(root: Column, view: Any, base: int, max_depth: int = DEFAULT_M
     into a row of ``root``, a STRUCT column; return how many (``base``: the stream
     offset of ``view``)."""
     walk = _walk_of(root, view, base, max_depth)
-    return _rows(root, _bytes_of(view), 0, len(view), walk)
+    try:
+        return _rows(root, _bytes_of(view), 0, len(view), walk)
+    finally:
+        end_checks(walk.checkers)
 
 
 def decode_stream(
@@ -559,12 +564,15 @@ def decode_stream(
     tenth longer checked whole first)."""
     walk = _walk_of(root, view, base, max_depth)  # made before the check: nothing runs after
     data = _bytes_of(view)
-    while limit > 0 and pos < len(view):
-        end = frames_end(view, pos, limit, max_frame_size, strict, _SPAN)
-        if end == pos:
-            break
-        limit -= _rows(root, data, pos, end, walk)
-        pos = end
+    try:
+        while limit > 0 and pos < len(view):
+            end = frames_end(view, pos, limit, max_frame_size, strict, _SPAN)
+            if end == pos:
+                break
+            limit -= _rows(root, data, pos, end, walk)
+            pos = end
+    finally:
+        end_checks(walk.checkers)
     return pos
 
 
@@ -922,7 +930,8 @@ def _check_kept(column: Column, start: int, end: int, walk: Walk, depth: int) ->
         plan: MessagePlan = column.field.message  # type: ignore[union-attr,assignment]
         column.checker = Decoder(plan.cls, max_depth=max(walk.max_depth - depth, 0))
     checker = cython.cast(Decoder, column.checker)
-    checker.state.check(checker.plan, walk.view, start, end, walk.base)
+    checker.state.begin_checks(walk.checkers, walk.base)  # (once a walk)
+    checker.state.check_next(checker.plan, _bytes_of(walk.view), start, end)
 
 
 def _replace(column: Column, row: int) -> None:

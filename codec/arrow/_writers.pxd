@@ -15,7 +15,7 @@ from codec.arrow._builders cimport (
     BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, ArrowArray, codec_utf8_valid,
 )
 from codec.framing cimport FrameEncoder
-from codec.structs._decode cimport Decoder, codec_ascii
+from codec.structs._decode cimport Decoder, codec_ascii, end_checks
 from codec.structs._plan cimport FieldPlan, MessagePlan
 
 cdef extern from "Python.h":
@@ -83,6 +83,8 @@ cdef class Walk:
     cdef bint partial
     cdef uchar *out
     cdef Py_ssize_t room, pos, row
+    cdef list checkers
+    cdef Reader checking
 
 @cython.locals(target=FrameEncoder, walk=Walk, start=Py_ssize_t, rows=Py_ssize_t)
 cpdef Py_ssize_t encode_batches(Reader root, object encoder, object batches, object bind,
@@ -127,8 +129,9 @@ cdef bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
 @cython.locals(chosen=object, member=object)
 cdef int _check_oneofs(Reader reader, Py_ssize_t p, Walk walk) except -1
 @cython.locals(member=object)
-@cython.locals(field=FieldPlan, checker=Decoder, plan=MessagePlan)
+@cython.locals(checker=Decoder, plan=MessagePlan)
 cdef int _check_kept(Reader reader, Py_ssize_t start, Py_ssize_t end, Walk walk) except -1
+cdef int _refuse_kept(Reader reader, Walk walk, object error) except -1
 cdef int _check_required(Reader reader, Py_ssize_t p, Walk walk) except -1
 cdef int _refuse(Reader reader, Walk walk, str what) except -1
 cdef int _invalid_offsets(Reader reader, Py_ssize_t q) except -1

@@ -23,10 +23,11 @@ Strategy (the numbers are referred to below):
    protobuf leaves it out (a float's zero is +0.0 only). A map entry has its
    key and its value, both written, in the column's order.
 4. What Arrow can hold and protobuf cannot is refused: an
-   :class:`~codec.errors.EncodeError`
-   naming the column and the row for a null element of a list, a null key
-   or value of a map, two members of a oneof set in one row, a required
-   field null (unless ``partial``), a proto3 string that is not UTF-8; a
+   :class:`~codec.errors.EncodeError` naming the column and the row for a
+   null element of a list, a null key or value of a map, two members of a
+   oneof set in one row, a required field null (unless ``partial``), a
+   proto3 string that is not UTF-8, the bytes of a message kept encoded (a
+   type nested in itself) that the struct decoder refuses; a
    ``ValueError`` for offsets outside their buffers (an Arrow array that is
    not valid). The frames written before are then taken back, so a refused
    batch writes nothing.
@@ -62,6 +63,7 @@ if not cython.compiled:  # compiled, _writers.pxd cimports these C functions and
     from codec._wire import ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
     from codec.arrow._builders import BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS
     from codec.framing import FrameEncoder
+    from codec.structs._decode import end_checks
 
 COMPILED: bool = cython.compiled
 
@@ -406,6 +408,10 @@ class Walk:
         self.partial = False
         self.pos = 0
         self.row = 0  # the batch's row being written, for errors
+        # The decoder states that check messages kept encoded (_check_kept), taken for the
+        # walk, and the reader whose message is being checked (None between checks).
+        self.checkers: list[Any] = []
+        self.checking: Reader | None = None
         if not cython.compiled:
             self.out: Any = None  # the encoder's bytes, and their size
             self.room = 0
@@ -440,10 +446,13 @@ def encode_batches(root: Reader, encoder: Any, batches: Any, bind: Any, partial:
             _moved(walk)
             _rows(root, rows, walk, target._max_frame_size)
         set_end(target, walk.pos)
-    except BaseException:
+    except BaseException as error:
         cut_to(target, start)
+        if walk.checking is not None and isinstance(error, DecodeError):
+            _refuse_kept(walk.checking, walk, error)
         raise
     finally:
+        end_checks(walk.checkers)
         release_claim(target)
     return walk.pos - start
 
@@ -757,17 +766,22 @@ def _check_oneofs(reader: Reader, p: int, walk: Walk) -> None:
 
 
 def _check_kept(reader: Reader, start: int, end: int, walk: Walk) -> None:
-    """EncodeError unless the bytes a message is kept as, ``start:end`` of ``reader``'s
-    data, are a message of its type, as the struct decoder reads it (4)."""
-    field: FieldPlan = reader.field  # type: ignore[assignment]  # a TEXTS reader's
+    """Check the bytes a message is kept as, ``start:end`` of ``reader``'s data, as the
+    struct decoder reads them: a DecodeError, which :func:`encode_batches` makes an
+    EncodeError (4). The decoder's state is set up once a walk."""
     if reader.checker is None:
-        plan: MessagePlan = field.message  # type: ignore[assignment]
+        plan: MessagePlan = reader.field.message  # type: ignore[union-attr,assignment]
         reader.checker = Decoder(plan.cls)
     checker = cython.cast(Decoder, reader.checker)
-    try:
-        checker.state.check(checker.plan, reader.held[2], start, end, 0)
-    except DecodeError as error:
-        _refuse(reader, walk, f"the bytes of a {field.label} are not one: {error.message}")
+    checker.state.begin_checks(walk.checkers, 0)  # (once a walk)
+    walk.checking = reader
+    checker.state.check_next(checker.plan, reader.values, start, end)
+    walk.checking = None
+
+
+def _refuse_kept(reader: Reader, walk: Walk, error: DecodeError) -> None:
+    label = reader.field.label  # type: ignore[union-attr]  # a TEXTS reader's
+    _refuse(reader, walk, f"the bytes of a {label} are not one: {error.message}")
 
 
 def _check_required(reader: Reader, p: int, walk: Walk) -> None:

@@ -74,8 +74,14 @@ cdef class Decoding(Frame):
     cdef Py_ssize_t max_depth, max_elements, elements
     @cython.locals(message=Struct)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
+    @cython.locals(plain=bint)
     cdef int check(self, MessagePlan plan, memoryview source, Py_ssize_t start, Py_ssize_t end,
                    Py_ssize_t base) except -1
+    cdef int begin_checks(self, list taken, Py_ssize_t base) except -1
+    cdef int check_next(self, MessagePlan plan, const uchar *data, Py_ssize_t start,
+                        Py_ssize_t end) except -1
+    cdef int _checked(self, MessagePlan plan, const uchar *data, Py_ssize_t start,
+                       Py_ssize_t end) except -1
     @cython.locals(fresh=Decoding)
     cdef Decoding _fresh(self)
     cdef int _start(self, memoryview source, Py_ssize_t base) except -1
@@ -184,6 +190,7 @@ cdef inline Py_ssize_t _leaf_end(int check, const uchar *data, Py_ssize_t pos, P
                                  Decoding state) except -2
 cdef inline bint _is_utf8(const uchar *data, Py_ssize_t start, Py_ssize_t end,
                    Decoding state) except -1
+cdef int end_checks(list taken) except -1
 cdef const uchar *_bytes_of(object source)
 
 

@@ -179,15 +179,43 @@ class Decoding(Frame):
         else:
             self._start(source, base)
             try:
-                _check_message(plan, _bytes_of(source), start, end, self, 0)
-            except _NotPlain:
-                self.busy = False
-                self.run(plan, source[start:end], base + start)
-            except RecursionError:  # uncompiled: Python's own guard of its stack
-                raise DepthLimitError(STACK_EXHAUSTED, base + start) from None
+                plain = self._checked(plan, _bytes_of(source), start, end)
             finally:
                 self.source = _NO_INPUT
                 self.busy = False
+            if not plain:
+                self.run(plan, source[start:end], base + start)
+
+    def begin_checks(self, taken: list[Decoding], base: int) -> None:
+        """Take this state, unless ``taken`` holds it already, for checks of messages one
+        after another (:meth:`check_next`) on this thread, their offsets from ``base``:
+        what :meth:`check` sets up for each, set up once. ``taken``: the states a walk
+        took, for :func:`end_checks`."""
+        if not self.busy:
+            self._start(_NO_INPUT, base)
+            taken.append(self)
+
+    def check_next(self, plan: MessagePlan, data: Any, start: int, end: int) -> None:
+        """Raise what :meth:`check` raises for ``data[start:end]`` (compiled: the
+        address of bytes the caller keeps alive), with the state taken
+        (:meth:`begin_checks`)."""
+        self.elements = self.max_elements
+        if not cython.compiled:
+            self.source = data  # which the uncompiled walk reads strings from
+        if not self._checked(plan, data, start, end):
+            copy = memoryview(bytes(data[start:end]))
+            self._fresh().run(plan, copy, self.base + start)
+
+    def _checked(self, plan: MessagePlan, data: Any, start: int, end: int) -> bool:
+        """Check ``data[start:end]`` as a message of ``plan`` (the state begun); False if it
+        is to be decoded instead (2)."""
+        try:
+            _check_message(plan, data, start, end, self, 0)
+        except _NotPlain:
+            return False
+        except RecursionError:  # uncompiled: Python's own guard of its stack
+            raise DepthLimitError(STACK_EXHAUSTED, self.base + start) from None
+        return True
 
     def _message(self, plan: MessagePlan, source: memoryview) -> Struct:
         message = new_struct(plan)
@@ -1228,6 +1256,13 @@ if not cython.compiled:
         body=0,
         after=0,
     )
+
+
+def end_checks(taken: list[Decoding]) -> None:
+    """Give back the states a walk took for its checks (:meth:`Decoding.begin_checks`)."""
+    for state in taken:
+        cython.cast(Decoding, state).source = _NO_INPUT
+        cython.cast(Decoding, state).busy = False
 
 
 def _bytes_of(source: memoryview) -> Any:

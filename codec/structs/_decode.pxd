@@ -74,14 +74,9 @@ cdef class Decoding(Frame):
     cdef Py_ssize_t max_depth, max_elements, elements
     @cython.locals(message=Struct)
     cdef Struct run(self, MessagePlan plan, memoryview source, Py_ssize_t base)
-    @cython.locals(plain=bint)
-    cdef int check(self, MessagePlan plan, memoryview source, Py_ssize_t start, Py_ssize_t end,
-                   Py_ssize_t base) except -1
     cdef int begin_checks(self, list taken, Py_ssize_t base) except -1
     cdef int check_next(self, MessagePlan plan, const uchar *data, Py_ssize_t start,
                         Py_ssize_t end) except -1
-    cdef int _checked(self, MessagePlan plan, const uchar *data, Py_ssize_t start,
-                       Py_ssize_t end) except -1
     @cython.locals(fresh=Decoding)
     cdef Decoding _fresh(self)
     cdef int _start(self, memoryview source, Py_ssize_t base) except -1

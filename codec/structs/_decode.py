@@ -170,52 +170,28 @@ class Decoding(Frame):
             self.source = _NO_INPUT  # the caller may release the input now
             self.busy = False
 
-    def check(self, plan: MessagePlan, source: memoryview, start: int, end: int, base: int) -> None:
-        """Raise what decoding ``source[start:end]`` as a message of ``plan`` raises
-        (``base``: the stream offset of ``source``), making nothing: the check walk of a
-        lazy decode (see "lazy decoding", 1), or a decode for what it leaves to one (2)."""
-        if self.busy:
-            self._fresh().check(plan, source, start, end, base)
-        else:
-            self._start(source, base)
-            try:
-                plain = self._checked(plan, _bytes_of(source), start, end)
-            finally:
-                self.source = _NO_INPUT
-                self.busy = False
-            if not plain:
-                self.run(plan, source[start:end], base + start)
-
     def begin_checks(self, taken: list[Decoding], base: int) -> None:
         """Take this state, unless ``taken`` holds it already, for checks of messages one
-        after another (:meth:`check_next`) on this thread, their offsets from ``base``:
-        what :meth:`check` sets up for each, set up once. ``taken``: the states a walk
-        took, for :func:`end_checks`."""
+        after another (:meth:`check_next`) on this thread, their offsets from ``base``.
+        ``taken``: the states a walk took, given back by :func:`end_checks`."""
         if not self.busy:
             self._start(_NO_INPUT, base)
             taken.append(self)
 
     def check_next(self, plan: MessagePlan, data: Any, start: int, end: int) -> None:
-        """Raise what :meth:`check` raises for ``data[start:end]`` (compiled: the
-        address of bytes the caller keeps alive), with the state taken
-        (:meth:`begin_checks`)."""
+        """Raise what decoding ``data[start:end]`` (compiled: the address of bytes the
+        caller keeps alive) as a message of ``plan`` raises, making nothing, with the
+        state taken (:meth:`begin_checks`): the check walk, or a decode of a copy for
+        what it leaves to one (see "lazy decoding", 2)."""
         self.elements = self.max_elements
         if not cython.compiled:
             self.source = data  # which the uncompiled walk reads strings from
-        if not self._checked(plan, data, start, end):
-            copy = memoryview(bytes(data[start:end]))
-            self._fresh().run(plan, copy, self.base + start)
-
-    def _checked(self, plan: MessagePlan, data: Any, start: int, end: int) -> bool:
-        """Check ``data[start:end]`` as a message of ``plan`` (the state begun); False if it
-        is to be decoded instead (2)."""
         try:
             _check_message(plan, data, start, end, self, 0)
         except _NotPlain:
-            return False
+            self._fresh().run(plan, memoryview(bytes(data[start:end])), self.base + start)
         except RecursionError:  # uncompiled: Python's own guard of its stack
             raise DepthLimitError(STACK_EXHAUSTED, self.base + start) from None
-        return True
 
     def _message(self, plan: MessagePlan, source: memoryview) -> Struct:
         message = new_struct(plan)

@@ -42,26 +42,49 @@ cdef extern from *:
         return zeros;
     }
     #endif
-    /* The byte count of a varint of 2 to 8 bytes at p, from one 8-byte load: the first
-       byte without its high bit; -8 when none of the 8 ends it; 0 when fewer than 8 bytes
-       are left or the platform is not a little-endian GCC or Clang one (the caller's loop
-       then reads the varint byte by byte, after the 8 when they all go on). */
+    /* The byte count of a varint at p, from a load of its first 8 bytes (and of the 2
+       after them if those 8 go on and 10 bytes are left): the first byte without its high
+       bit, plus one; minus the bytes read when none of them ends it (-8 or -10); 0 when
+       fewer than 8 bytes are left or the platform is not a little-endian GCC or Clang
+       one. The rules of a varint's length are the caller's. */
     static CYTHON_INLINE Py_ssize_t codec_varint_word(const unsigned char *p, Py_ssize_t left) {
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
         __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         unsigned long long word, stops;
+        unsigned short tail;
         if (left < 8) return 0;
         memcpy(&word, p, 8);
         stops = ~word & 0x8080808080808080ULL;
-        return stops ? (Py_ssize_t)(__builtin_ctzll(stops) >> 3) + 1 : -8;
+        if (stops) return (Py_ssize_t)(__builtin_ctzll(stops) >> 3) + 1;
+        if (left < 10) return -8;
+        memcpy(&tail, p + 8, 2);  /* a negative number's last 2 bytes */
+        stops = ~tail & 0x8080u;
+        return stops ? (Py_ssize_t)(__builtin_ctzll(stops) >> 3) + 9 : -10;
     #else
         (void)p; (void)left;
         return 0;
     #endif
     }
+    /* Where the varint at p ends, read byte by byte after the first `known`, which go on:
+       its byte count; 0 if it goes on past `left` bytes; `limit` + 1 if `limit` bytes go
+       on. Kept out of line: the inlined scan stays short, and this is for a varint cut
+       short, or long, or one that fewer than 10 bytes are left for. */
+    #if defined(__GNUC__) || defined(__clang__)
+    __attribute__((noinline))
+    #endif
+    static Py_ssize_t codec_varint_end(const unsigned char *p, Py_ssize_t known,
+                                       Py_ssize_t left, Py_ssize_t limit) {
+        for (Py_ssize_t n = known; n < limit; n++) {
+            if (n >= left) return 0;
+            if (p[n] < 0x80) return n + 1;
+        }
+        return limit + 1;
+    }
     """
     int codec_clzll(unsigned long long value) nogil
     Py_ssize_t codec_varint_word(const unsigned char *p, Py_ssize_t left) nogil
+    Py_ssize_t codec_varint_end(const unsigned char *p, Py_ssize_t known, Py_ssize_t left,
+                                Py_ssize_t limit) nogil
 
 
 cdef inline Py_ssize_t varint_size(uint64_t value) noexcept nogil:
@@ -72,28 +95,33 @@ cdef inline Py_ssize_t varint_size(uint64_t value) noexcept nogil:
 cdef inline Py_ssize_t varint_scan(const unsigned char *data, Py_ssize_t pos, Py_ssize_t end,
                                    bint strict) noexcept nogil:
     # the one check of every varint: see _varint.py
+    return varint_scan_in(data, pos, end, end, strict)
+
+
+cdef inline Py_ssize_t varint_scan_in(const unsigned char *data, Py_ssize_t pos, Py_ssize_t end,
+                                      Py_ssize_t readable, bint strict) noexcept nogil:
+    # varint_scan, where the bytes up to readable (at or past end) may be loaded, so that a
+    # varint near end (a message's last field, a map entry's value) takes one load too
     cdef Py_ssize_t limit = _STRICT_MAX_LEN if strict else _MAX_LEN
-    cdef Py_ssize_t n = 0
-    cdef unsigned char byte
+    cdef Py_ssize_t n
+    cdef unsigned char last
     if pos < end and data[pos] < 0x80:  # one byte: most tags, lengths and small numbers
         return 1
-    n = codec_varint_word(data + pos, end - pos)  # 2 to 8 bytes, at once (else 0 or -8)
-    if n > 0 and not (strict and data[pos + n - 1] == 0):  # (a strict one's last byte: below)
-        return n
-    n = 8 if n < 0 else 0  # bytes known to go on
-    while pos + n < end:
-        byte = data[pos + n]
-        n += 1
-        if byte < 0x80:
-            if strict:
-                if byte == 0 and n > 1:
-                    return _NOT_MINIMAL
-            elif n == _MAX_LEN and byte > 1:
-                return _OVERFLOW
-            return n
-        if n == limit:
-            return _TOO_LONG
-    return 0
+    n = codec_varint_word(data + pos, readable - pos)  # at once (else 0, or -8 or -10)
+    if n <= 0 or n > end - pos:  # byte by byte, after the bytes known to go on
+        n = codec_varint_end(data + pos, min(-n, end - pos) if n < 0 else 0, end - pos, limit)
+        if n == 0:
+            return 0
+    # the rules, on the varint's n bytes
+    if n > limit:
+        return _TOO_LONG
+    last = data[pos + n - 1]
+    if strict:
+        if last == 0 and n > 1:
+            return _NOT_MINIMAL
+    elif n == _MAX_LEN and last > 1:
+        return _OVERFLOW
+    return n
 
 
 cdef extern from *:

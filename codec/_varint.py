@@ -61,7 +61,7 @@ _UINT64 = (0, 2**64)
 _INT64 = (-(2**63), 2**63)
 _UINT63 = (0, 2**63)
 
-if not cython.compiled:  # compiled, _varint.pxd holds these two, inlined where used
+if not cython.compiled:  # compiled, _varint.pxd holds these three, inlined where used
     # Negative answers of varint_scan (0 means "incomplete").
     _TOO_LONG = -1
     _OVERFLOW = -2
@@ -84,6 +84,11 @@ if not cython.compiled:  # compiled, _varint.pxd holds these two, inlined where 
             if n == limit:
                 return _TOO_LONG
         return 0
+
+    def varint_scan_in(data: Bytes, pos: int, end: int, readable: int, strict: bool) -> int:
+        """:func:`varint_scan`, where the bytes up to ``readable`` may be read: compiled,
+        a varint near ``end`` is measured in one 8-byte load too. The same answer."""
+        return varint_scan(data, pos, end, strict)
 
     def varint_value(data: Bytes, pos: int, n: int) -> int:
         """Value of the ``n``-byte varint at ``pos``, already validated by varint_scan."""

@@ -9,7 +9,7 @@ from cpython.number cimport PyNumber_Index
 
 from codec._varint cimport (
     bits_float32, bits_float64, float32_bits, float64_bits, twos_complement, uchar, unzigzag,
-    varint_error, varint_scan, varint_value, zigzag,
+    varint_error, varint_scan, varint_scan_in, varint_value, zigzag,
 )
 
 cdef extern from *:
@@ -131,7 +131,13 @@ cdef inline long long read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end
 cdef inline Py_ssize_t varint_length(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                      Py_ssize_t base) except -1:
     # byte count of the valid varint at pos
-    cdef Py_ssize_t n = varint_scan(data, pos, end, False)
+    return varint_length_in(data, pos, end, end, base)
+
+
+cdef inline Py_ssize_t varint_length_in(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
+                                        Py_ssize_t readable, Py_ssize_t base) except -1:
+    # varint_length, where the bytes up to readable may be loaded (see varint_scan_in)
+    cdef Py_ssize_t n = varint_scan_in(data, pos, end, readable, False)
     if n > 0:
         return n
     return bad_varint(n, pos, base)

@@ -59,6 +59,7 @@ if not cython.compiled:  # compiled, _wire.pxd cimports these
         unzigzag,
         varint_error,
         varint_scan,
+        varint_scan_in,
         varint_value,
         zigzag,
     )
@@ -180,7 +181,12 @@ if not cython.compiled:  # compiled, _wire.pxd holds these, inlined where they a
 
     def varint_length(data: Bytes, pos: int, end: int, base: int) -> int:
         """Byte count of the valid varint at ``pos``."""
-        n = varint_scan(data, pos, end, False)
+        return varint_length_in(data, pos, end, end, base)
+
+    def varint_length_in(data: Bytes, pos: int, end: int, readable: int, base: int) -> int:
+        """:func:`varint_length`, where the bytes up to ``readable`` may be loaded (see
+        ``codec._varint.varint_scan_in``)."""
+        n = varint_scan_in(data, pos, end, readable, False)
         if n > 0:
             return n
         return bad_varint(n, pos, base)

@@ -22,6 +22,7 @@ pytest.importorskip("grpc_tools", reason="the test schemas compile with grpcio-t
 
 import pyarrow as pa
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import message as protobuf_message
 from google.protobuf.descriptor import FieldDescriptor as FD
 from helpers import peerbench
 from helpers.messages import ALL, mutations, pb2_messages
@@ -528,6 +529,37 @@ def test_a_packed_run_cut_inside_an_element_fails_as_structs_do() -> None:
         for batch in codec.arrow.read_batches(stream, everything_pb2.AllTypes, batch_size=1):
             rows += batch.num_rows
     assert (rows, caught.value.offset) == (1, error.offset)
+
+
+VARINTS = [  # values of every length, and the two a varint may not be
+    codec.varint.encode(value) for value in (1, 300, 2**20, 2**27, 2**34, 2**41, 2**48, 2**55)
+] + [
+    codec.varint.encode(2**63),
+    codec.varint.encode(2**64 - 1),
+    b"\xff" * 9 + b"\x02",
+    b"\xff" * 10 + b"\x01",
+]
+
+
+@pytest.mark.parametrize("value", VARINTS, ids=lambda value: f"{len(value)}-bytes-{value[-1]:x}")
+def test_a_varint_at_a_message_end_is_read_within_it(value: bytes) -> None:
+    """A varint is measured in one load, past its message's end where the view has the
+    bytes: a map entry's value and a frame's last field, whole or cut by the end with the
+    bytes that would go on after it, read as structs read them, and fail where upb fails."""
+    entry_tag = codec.varint.encode(91 << 3 | 2)  # AllTypes.m_int32_int32: key 1, then value
+    for cut in range(1, len(value) + 1):
+        entry = b"\x08\x01\x10" + value[:cut]
+        in_entry = entry_tag + codec.varint.encode(len(entry)) + entry + value[cut:]
+        at_frame_end = b"\x08" + value[:cut]  # f_int32, the next frame's bytes after it
+        for payload in (in_entry, at_frame_end):
+            rest = value[cut:] if payload is at_frame_end else b""
+            stream = framed([payload]) + rest + framed([b"\x10\x05" * 8])
+            _, error = oracle(stream, everything_pb2.AllTypes)
+            try:
+                everything_pb2.AllTypes.FromString(payload)
+            except protobuf_message.DecodeError:  # then so does the frame, the first
+                assert error is not None and error.offset <= len(payload), (cut, payload)
+            read_as_structs(stream, everything_pb2.AllTypes)
 
 
 STRINGS = "b206060a017a120177"  # AllTypes.m_string_string (field 102): {"z": "w"}

@@ -9,6 +9,7 @@ from codec._varint cimport read_le, uchar, varint_scan, varint_value, write_le
 from codec._wire cimport (
     BOOL, EGROUP, GROUP, I32, I64, LEN, MESSAGE, SINT32, SINT64, STRING, VARINT, fixed_end,
     length_end, packed_width, read_tag, skip_field, stray_end_group, varint_length,
+    varint_length_in,
 )
 from codec.structs._decode cimport Decoder, codec_ascii, end_checks
 from codec.structs._plan cimport FieldPlan, MessagePlan, _field_numbered, packed_run
@@ -273,7 +274,7 @@ cdef void _zero_bytes(uchar *data, Py_ssize_t start, Py_ssize_t stop) noexcept
 
 cdef class Walk:
     cdef memoryview view
-    cdef Py_ssize_t base, max_depth, body
+    cdef Py_ssize_t base, max_depth, stop, body
     cdef bint dropped_value, dropped
     cdef list checkers
 

@@ -83,6 +83,7 @@ if not cython.compiled:  # compiled, _builders.pxd cimports these C functions an
         skip_field,
         stray_end_group,
         varint_length,
+        varint_length_in,
     )
     from codec.framing import frames_end
     from codec.structs._decode import end_checks
@@ -525,6 +526,7 @@ class Walk:
         self.view = view
         self.base = base  # the stream offset of the view's first byte
         self.max_depth = max_depth
+        self.stop = len(view)  # the view's end: its bytes up to it may be loaded
         self.body = 0  # where the length-delimited value read last begins
         # A value read but not written (a closed enum's undeclared number): for the
         # message being read to note, as it notes a field passed over.
@@ -686,7 +688,7 @@ def _plain(column: Column, data: Any, pos: int, end: int, wire: int, walk: Walk,
     if wire == LEN:
         return _text(column, data, pos, end, walk, row, 0)  # (a plain value is no message)
     if wire == VARINT:
-        n = varint_length(data, pos, end, walk.base)
+        n = varint_length_in(data, pos, end, walk.stop, walk.base)
         bits = _varint_bits(column.kind, varint_value(data, pos, n))
         after = pos + n
     else:
@@ -832,7 +834,7 @@ def _value(
     ``depth``: that of the message holding it. Return where it ends."""
     kind = field.kind
     if wire == VARINT:
-        n = varint_length(data, pos, end, walk.base)
+        n = varint_length_in(data, pos, end, walk.stop, walk.base)
         raw = varint_value(data, pos, n)
         if field.closed_enum is not None and _int32(raw) not in field.closed_enum:
             walk.dropped_value = True  # kept among the unknown fields: the row stays (3)

@@ -19,6 +19,7 @@ cdef extern from "Python.h":
     PyObject *PyTuple_GET_ITEM(object items, Py_ssize_t index)
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     char *PyByteArray_AS_STRING(object data)
+    bytearray PyByteArray_FromStringAndSize(const char *data, Py_ssize_t size)
 
 cdef extern from *:
     """
@@ -232,6 +233,8 @@ cdef class Column:
     cdef inline int catch_up(self, Py_ssize_t row) except -1
     @cython.locals(gap=Py_ssize_t, end=Py_ssize_t)
     cdef int _fill(self, Py_ssize_t row) except -1
+    cpdef int clear(self, bint sized=*) except -1
+    cpdef int let_go(self) except -1
     cpdef int complete(self) except -1
     cdef int truncate(self, Py_ssize_t row) except -1
     cdef inline int put_bits(self, uint64_t bits) except -1
@@ -245,7 +248,6 @@ cdef class Column:
     cdef inline int _room(self, Py_ssize_t size) except -1
     @cython.locals(total=Py_ssize_t, generation=tuple)
     cpdef Py_ssize_t held(self) except -1
-    @cython.locals(handed=tuple, written=tuple)
     cdef int _retire(self) except -1
     @cython.locals(bitmap=Py_ssize_t)
     cdef int _start(self, bint sized) except -1
@@ -263,6 +265,8 @@ cdef inline PyObject **_items_of(tuple items) noexcept
 cdef Py_ssize_t _sized(Py_ssize_t used) noexcept
 @cython.locals(index=Py_ssize_t, generation=tuple)
 cdef object _free_generation(list retired)
+@cython.locals(data=bytearray)
+cdef bytearray _small_buffer()
 cdef bytearray _taken_over(bytearray data, Py_ssize_t used, bytearray current,
                           Py_ssize_t written)
 cdef int _shape_of(Column column) noexcept

@@ -201,9 +201,17 @@ class Column:
 
     def _retire(self) -> None:
         """Keep the buffers, handed to a batch, for reuse once no array holds them (1)."""
-        handed = (self.validity, self.values, self.offsets)
-        written = (self._bitmap_written(), self.values_size, self.offsets_size)
-        self.retired.insert(0, handed + written)
+        self.retired.insert(
+            0,
+            (
+                self.validity,
+                self.values,
+                self.offsets,
+                self._bitmap_written(),
+                self.values_size,
+                self.offsets_size,
+            ),
+        )
         del self.retired[_RETIRED:]
 
     def _start(self, sized: bool) -> None:
@@ -213,9 +221,9 @@ class Column:
             self.hint = (_sized(bitmap), _sized(self.values_size), _sized(self.offsets_size))
         else:
             self.hint = (0, 0, 0)
-        self.validity = bytearray(_INITIAL)
-        self.values = bytearray(_INITIAL)
-        self.offsets = bytearray(_INITIAL)
+        self.validity = _small_buffer()
+        self.values = _small_buffer()
+        self.offsets = _small_buffer()
         self.fresh = True
         self.length = 0
         self.values_size = 0
@@ -472,6 +480,16 @@ def _free_generation(retired: list[Any]) -> Any:
             del retired[index]
             return generation
     return None
+
+
+def _small_buffer() -> bytearray:
+    """A new buffer of :data:`_INITIAL` bytes, zero (compiled, made in C: calling
+    ``bytearray`` takes 70 ns, and a batch's columns start over with three each)."""
+    if cython.compiled:
+        data = PyByteArray_FromStringAndSize(cython.NULL, _INITIAL)
+        memset(_pointer(data), 0, _INITIAL)
+        return data
+    return bytearray(_INITIAL)
 
 
 def _taken_over(data: bytearray, used: int, current: bytearray, written: int) -> bytearray:

@@ -119,12 +119,18 @@ cdef Py_ssize_t stray_end_group(uint64_t field, Py_ssize_t pos, Py_ssize_t base)
 cdef inline long long read_tag(const uchar *data, Py_ssize_t pos, Py_ssize_t end,
                                Py_ssize_t base) except -1:
     # the valid tag at pos, as tag << 3 | its byte count
-    cdef Py_ssize_t n = varint_scan(data, pos, end, False)
+    cdef Py_ssize_t n
     cdef uint64_t tag
-    if 0 < n <= MAX_PREFIX_BYTES:
+    if pos + 1 < end and data[pos] >= 0x80 and data[pos + 1] < 0x80:  # two bytes, in place
+        n = 2  # (fields 16 to 2047)
+        tag = (data[pos] & 0x7F) | (<uint64_t>data[pos + 1] << 7)
+    else:
+        n = varint_scan(data, pos, end, False)
+        if not 0 < n <= MAX_PREFIX_BYTES:
+            return bad_tag(data, pos, end, base)
         tag = varint_value(data, pos, n)
-        if tag >> 32 == 0 and tag >> 3 != 0 and (tag & 7) <= I32:
-            return <long long>((tag << 3) | <uint64_t>n)
+    if tag >> 32 == 0 and tag >> 3 != 0 and (tag & 7) <= I32:
+        return <long long>((tag << 3) | <uint64_t>n)
     return bad_tag(data, pos, end, base)
 
 

@@ -60,6 +60,7 @@ import pytest
 pytest.importorskip("grpc_tools", reason="the struct tests compile .proto files with grpcio-tools")
 
 from google.protobuf import descriptor_pb2, message_factory
+from google.protobuf import message as protobuf_message
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
 from helpers.deep import map_levels, nested
@@ -1414,6 +1415,27 @@ def test_must_accept(cls: Any, data: bytes, expected: dict[str, Any]) -> None:
     decoded = decode_like_upb(cls, data)
     _check_fields(decoded, expected)
     assert decoded == codec.from_pb2(cls.FromString(data))
+
+
+def test_every_two_byte_tag_reads_as_upb_reads_it() -> None:
+    """A tag of two bytes is read in place: each of the 16,384 (field 0 and the
+    non-minimal forms of one-byte tags among them, wire types 4, 6 and 7), then a value
+    of its wire type, fails where upb fails and reads as upb reads it elsewhere."""
+    failed = 0
+    for first in range(0x80, 0x100):
+        for second in range(0x80):
+            number, wire = divmod((first & 0x7F) | second << 7, 8)
+            value = {0: b"\x01", 1: b"\x01" * 8, 2: b"\x00", 3: tag(number, 4), 5: b"\x01" * 4}
+            data = bytes([first, second]) + value.get(wire, b"")
+            try:
+                E.AllTypes.FromString(data)
+            except protobuf_message.DecodeError:
+                failed += 1
+                with pytest.raises(DecodeError):
+                    codec.decode(S(E.AllTypes), data)
+            else:
+                decode_like_upb(E.AllTypes, data)
+    assert failed == 16384 * 3 // 8 + 5  # wire types 4, 6 and 7; field 0 on the others
 
 
 def test_t5_wrong_wire_type_is_an_unknown_field() -> None:

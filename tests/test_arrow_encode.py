@@ -369,7 +369,7 @@ def test_a_later_batch_refused_takes_the_earlier_ones_back() -> None:
 
 def test_a_message_kept_encoded_must_be_one() -> None:
     """An OTLP ArrayValue's values are AnyValues kept as their bytes (a type met again inside
-    itself): bytes that are not one are refused, as the struct decoder refuses them."""
+    itself): bytes that are not a message are refused, as the struct decoder refuses them."""
     requests = otlp_requests(1)
     cls = type(requests[0])
     table = codec.arrow.read_table(struct_frames(requests), cls)
@@ -379,7 +379,7 @@ def test_a_message_kept_encoded_must_be_one() -> None:
     assert found, "the workload has AnyValues kept encoded"
     found[0][:] = [b"\xff\xff\xff"]
     damaged = pa.array(values, table.schema.field("resource_spans").type)
-    _refused(_with_column(table, "resource_spans", damaged), cls, EncodeError, "are not one")
+    _refused(_with_column(table, "resource_spans", damaged), cls, EncodeError, "are not a message")
 
 
 # An AnyValue kept encoded (an ArrayValue's value) that the struct decoder reads another way
@@ -406,7 +406,7 @@ def test_a_message_kept_encoded_is_checked_as_the_struct_decoder_reads_it(case: 
         if refusal is None:
             assert rewritten([table, table], cls) == 2 * expected
         else:
-            match = r"column array_value\.values, row 1: the bytes of a .* are not one: "
+            match = r"column array_value\.values, row 1: the bytes kept for .* are not a message: "
             _refused(table, cls, EncodeError, match + f".*({refusal})")
 
 

@@ -781,7 +781,7 @@ def _check_kept(reader: Reader, start: int, end: int, walk: Walk) -> None:
 
 def _refuse_kept(reader: Reader, walk: Walk, error: DecodeError) -> None:
     label = reader.field.label  # type: ignore[union-attr]  # a TEXTS reader's
-    _refuse(reader, walk, f"the bytes of a {label} are not one: {error.message}")
+    _refuse(reader, walk, f"the bytes kept for {label} are not a message: {error.message}")
 
 
 def _check_required(reader: Reader, p: int, walk: Walk) -> None:

@@ -123,8 +123,9 @@ cdef inline bint _is_valid(Reader reader, Py_ssize_t q) noexcept
 cdef inline bint _bit(const uchar *data, Py_ssize_t q) noexcept
 @cython.locals(raw=uint64_t)
 cdef inline Py_ssize_t _offset(Reader reader, Py_ssize_t q) noexcept
-@cython.locals(data=cython.p_char)
-cdef bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
+@cython.locals(size=Py_ssize_t)
+cdef inline bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
+cdef bint _is_utf8_text(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
 
 @cython.locals(chosen=object, member=object)
 cdef int _check_oneofs(Reader reader, Py_ssize_t p, Walk walk) except -1

@@ -737,9 +737,17 @@ def _offset(reader: Reader, q: int) -> int:
 
 
 def _is_utf8(reader: Reader, start: int, end: int) -> bool:
+    size = end - start  # ASCII, the common case, checked with no call of its own
+    if cython.compiled and codec_ascii(cython.cast(cython.p_char, reader.values + start), size):
+        return True
+    return _is_utf8_text(reader, start, end)
+
+
+def _is_utf8_text(reader: Reader, start: int, end: int) -> bool:
+    """Whether ``reader``'s data from ``start`` to ``end`` are UTF-8: a call of its own, as
+    inlined its checks made each string's check dearer (a write of 10,000 W1 samples 4%)."""
     if cython.compiled:
-        data = cython.cast(cython.p_char, reader.values + start)
-        return codec_ascii(data, end - start) or codec_utf8_valid(data, end - start)
+        return codec_utf8_valid(cython.cast(cython.p_char, reader.values + start), end - start)
     try:
         bytes(reader.values[start:end]).decode("utf-8")
     except UnicodeDecodeError:

@@ -87,7 +87,7 @@ if not cython.compiled:  # compiled, _varint.pxd holds these three, inlined wher
 
     def varint_scan_in(data: Bytes, pos: int, end: int, readable: int, strict: bool) -> int:
         """:func:`varint_scan`, where the bytes up to ``readable`` may be read: compiled,
-        a varint near ``end`` is measured in one 8-byte load too. The same answer."""
+        a varint near ``end`` is measured in loads of 8 and 2 bytes too. The same answer."""
         return varint_scan(data, pos, end, strict)
 
     def varint_value(data: Bytes, pos: int, n: int) -> int:

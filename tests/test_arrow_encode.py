@@ -11,6 +11,7 @@ must be a ValueError, never a read outside its buffers.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import pytest
@@ -230,6 +231,46 @@ def test_a_proto3_string_must_be_utf8() -> None:
     bad = pa.Array.from_buffers(pa.string(), 4, [None, offsets, pa.py_buffer(data)])
     assert len(column) == 4
     _refused(_with_column(table, name, bad), cls, EncodeError, rf"column {name}, row 0: .*UTF-8")
+
+
+# Bytes that are not UTF-8 alone, or that end or begin a character cut in two.
+_NOT_UTF8 = (b"\xff", b"\xe2", b"\x82\xac", b"\xed\xa0\x80", b"\xc0\x80", b"\xf4\x90\x80\x80")
+_STRING_BYTES = st.one_of(
+    st.text(st.characters(max_codepoint=0x7F), max_size=20).map(str.encode),
+    st.integers(0, 5000).map(lambda size: b"a" * size),  # runs past the writer's look-ahead
+    st.text(max_size=6).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    st.sampled_from(_NOT_UTF8),
+    st.binary(max_size=6),
+)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@given(strings=st.lists(_STRING_BYTES, max_size=40), skip=st.integers(0, 3))
+def test_a_string_is_refused_exactly_where_it_is_not_utf8(strings: list[bytes], skip: int) -> None:
+    """Strings of every kind, side by side in one column's data, judged by Python's
+    decoder: the first that is not UTF-8 is refused by its row, wherever the ones before
+    it left off; a column of UTF-8 writes as the struct encoder writes it."""
+    Sample = codec.struct(peerbench.Sample)
+    offsets = pa.array(list(accumulate(map(len, strings), initial=0)), pa.int32())
+    data = [None, offsets.buffers()[1], pa.py_buffer(b"".join(strings))]
+    names = pa.Array.from_buffers(pa.string(), len(strings), data)
+    zeros = {name: [0] * len(strings) for name in ("ts_ns", "scope_id", "value")}
+    schema = codec.arrow.schema(Sample)
+    table = pa.table({**zeros, "name": names}, schema=schema).slice(skip)
+    rows = strings[skip:]
+    bad = next((row for row, string in enumerate(rows) if not _is_utf8(string)), None)
+    if bad is None:
+        expected = struct_frames([Sample(name=string.decode()) for string in rows])
+        assert rewritten(table, Sample) == expected
+    else:
+        _refused(table, Sample, EncodeError, rf"^column name, row {bad}: .*UTF-8")
 
 
 def test_a_frame_over_the_limit_writes_nothing() -> None:

@@ -15,7 +15,7 @@ from codec.arrow._builders cimport (
     BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, ArrowArray, codec_utf8_valid,
 )
 from codec.framing cimport FrameEncoder
-from codec.structs._decode cimport Decoder, codec_ascii, end_checks
+from codec.structs._decode cimport Decoder, end_checks
 from codec.structs._plan cimport FieldPlan, MessagePlan
 
 cdef extern from "Python.h":
@@ -25,7 +25,30 @@ cdef extern from "Python.h":
     object PyMemoryView_FromMemory(char *memory, Py_ssize_t size, int flags)
     int PyBUF_READ
 
-cdef Py_ssize_t _MAX_POSITION, _MAX_DEPTH, _SCALAR_ROOM
+cdef extern from *:
+    """
+    /* How many of the n bytes at s are ASCII before the first that is not: 32 at a time,
+       then 8, then the byte found among them. */
+    static Py_ssize_t codec_ascii_span(const char *s, Py_ssize_t n) {
+        const uint64_t high = 0x8080808080808080ULL;
+        uint64_t a, b, c, d;
+        Py_ssize_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            memcpy(&a, s + i, 8); memcpy(&b, s + i + 8, 8);
+            memcpy(&c, s + i + 16, 8); memcpy(&d, s + i + 24, 8);
+            if ((a | b | c | d) & high) break;
+        }
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&a, s + i, 8);
+            if (a & high) break;
+        }
+        while (i < n && (unsigned char)s[i] < 0x80) i++;
+        return i;
+    }
+    """
+    Py_ssize_t codec_ascii_span(const char *s, Py_ssize_t n) noexcept
+
+cdef Py_ssize_t _MAX_POSITION, _MAX_DEPTH, _SCALAR_ROOM, _ASCII_AHEAD
 cdef uint64_t _LOW_32, _LOW_64
 
 @cython.final
@@ -43,6 +66,7 @@ cdef class Reader:
     cdef uint64_t tag, tag_word, end_tag_word
     cdef Py_ssize_t tag_size
     cdef readonly Py_ssize_t shift, size, span_limit
+    cdef Py_ssize_t ascii_from, ascii_to
     cdef readonly bint wide
     cdef object held, checker
     cdef const uchar *validity
@@ -123,8 +147,8 @@ cdef inline bint _is_valid(Reader reader, Py_ssize_t q) noexcept
 cdef inline bint _bit(const uchar *data, Py_ssize_t q) noexcept
 @cython.locals(raw=uint64_t)
 cdef inline Py_ssize_t _offset(Reader reader, Py_ssize_t q) noexcept
-@cython.locals(size=Py_ssize_t)
 cdef inline bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
+@cython.locals(ahead=Py_ssize_t)
 cdef bint _is_utf8_text(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
 
 @cython.locals(chosen=object, member=object)

@@ -322,6 +322,28 @@ def test_offsets_outside_their_buffers_are_a_value_error() -> None:
             _refused(_with_column(table, name, array), cls, ValueError, "not a valid Arrow array")
 
 
+def test_a_string_reaches_no_further_than_its_last_offset(monkeypatch: Any) -> None:
+    """Offsets that go back at a null leave a string before it reaching past the last
+    offset: refused, whether the batch is bound through the C data interface or through
+    pyarrow's buffers, never written from the bytes past it."""
+    import codec.arrow._schema as schema_module
+
+    Sample = codec.struct(peerbench.Sample)
+    offsets = pa.array([0, 5, 2, 3], pa.int32()).buffers()[1]
+    valid = pa.array([True, False, True]).buffers()[1]
+    data = [valid, offsets, pa.py_buffer(b"abcde")]
+    names = pa.Array.from_buffers(pa.string(), 3, data, null_count=1)
+    zeros = {name: [0] * 3 for name in ("ts_ns", "scope_id", "value")}
+    table = pa.table({**zeros, "name": names}, schema=_nullable(codec.arrow.schema(Sample)))
+    _refused(table, Sample, ValueError, "column name: .*not a valid Arrow array")
+    take_widths = schema_module.take_widths  # the widths still taken, no batch exported
+    monkeypatch.setattr(
+        schema_module, "take_widths", lambda *arguments: take_widths(*arguments) and False
+    )
+    codec.arrow._IDLE_LAYOUTS.clear()
+    _refused(table, Sample, ValueError, "column name: .*not a valid Arrow array")
+
+
 def _walk(root: Any, rows: int) -> int:
     """The bytes ``encode_batches`` appends for ``rows`` rows of what ``root`` is bound to."""
     from codec.arrow._writers import encode_batches

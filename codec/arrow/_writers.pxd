@@ -75,6 +75,7 @@ cdef class Reader:
     cdef readonly bint made
     cpdef unbind(self)
 
+cdef Py_ssize_t _data_reach(Reader reader, Py_ssize_t size) except -1
 cdef bint _is_made(Reader reader) noexcept
 @cython.locals(reach=Py_ssize_t, child=object)
 cdef int _check_reach(Reader reader) except -1
@@ -150,6 +151,7 @@ cdef inline Py_ssize_t _offset(Reader reader, Py_ssize_t q) noexcept
 cdef inline bint _is_utf8(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
 @cython.locals(ahead=Py_ssize_t)
 cdef bint _is_utf8_text(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
+cdef bint _is_utf8_alone(Reader reader, Py_ssize_t start, Py_ssize_t end) noexcept
 
 @cython.locals(chosen=object, member=object)
 cdef int _check_oneofs(Reader reader, Py_ssize_t p, Walk walk) except -1

@@ -37,6 +37,7 @@ This file is Cython pure-Python mode (types in ``_writers.pxd``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 try:
@@ -71,6 +72,7 @@ _MAX_POSITION = 1 << 62  # positions, shifts and offsets stay far from overflow
 _MAX_DEPTH = 1000  # readers nested in a reader (the C stack the walk takes)
 _SCALAR_ROOM = 24  # bytes a tag and a number may take, and the 8-byte stores past them
 _ASCII_AHEAD = 4096  # bytes of a string column checked past a string at once (_is_utf8)
+_NOT_ASCII = re.compile(b"[\x80-\xff]")
 _LOW_32 = 0xFFFFFFFF
 _LOW_64 = (1 << 64) - 1
 
@@ -202,13 +204,20 @@ class Reader:
         shape = self.shape
         if shape in (LIST, MAP, TEXTS):
             _check_holds(held[1], (size + 1) * (8 if self.wide else 4), self.path)
-            if shape == TEXTS:
-                _check_holds(held[2], span_limit, self.path)
         elif shape == FIXED:
             _check_holds(held[2], size * self.width, self.path)
         elif shape == BOOLS:
             _check_holds(held[2], (size + 7) >> 3, self.path)
         _point(self, held, _address(held[0]), _address(held[1]), _address(held[2]))
+        if shape == TEXTS:  # its strings reach its last offset, which its data must hold
+            reach = _data_reach(self, size)
+            if reach > span_limit:
+                raise ValueError(
+                    f"column {self.path}: its last offset, {reach}, is past its data of"
+                    f" {span_limit} bytes: not a valid Arrow array"
+                )
+            _check_holds(held[2], reach, self.path)
+            span_limit = reach
         _reach(self, shift, size, span_limit)
 
     def unbind(self) -> None:
@@ -235,6 +244,15 @@ def _reach(reader: Reader, shift: int, size: int, span_limit: int) -> None:
     reader.size = size
     reader.span_limit = span_limit
     reader.ascii_from = reader.ascii_to = 0
+
+
+def _data_reach(reader: Reader, size: int) -> int:
+    """How far the strings of a TEXTS reader bound to ``size`` positions may reach: its
+    last offset, whatever its data hold past it, however it is bound."""
+    reach = _offset(reader, size)
+    if reach < 0:
+        raise ValueError(f"column {reader.path}: a negative offset")
+    return reach
 
 
 def _is_made(reader: Reader) -> bool:
@@ -389,10 +407,8 @@ def _bind_node(reader: Reader, node: Any, shift: int) -> None:
         elif shape != STRUCT:
             values = cython.cast(cython.p_uchar, at[1])
         _point(reader, None, validity, offsets, values)  # the root's Exported keeps them
-        if shape == TEXTS:  # its data reaches its last offset, which Arrow checked
-            span_limit = _offset(reader, size)
-            if span_limit < 0:
-                raise ValueError(f"column {reader.path}: a negative offset")
+        if shape == TEXTS:  # Arrow checked that its data hold its last offset
+            span_limit = _data_reach(reader, size)
             if reader.kind == MESSAGE:  # kept encoded: _check_kept's Decoder reads a view
                 data = PyMemoryView_FromMemory(
                     cython.cast(cython.p_char, reader.values), span_limit, PyBUF_READ
@@ -752,8 +768,11 @@ def _is_utf8_text(reader: Reader, start: int, end: int) -> bool:
     """:func:`_is_utf8` past the ASCII run: the run is carried on through these bytes and
     up to ``_ASCII_AHEAD`` more, to its first byte that is not ASCII, so that the strings
     written next are found in it. A column's strings are checked in one pass over their
-    bytes, with no branch on each one's length; a string that is not ASCII, alone."""
-    if not reader.ascii_from <= start <= reader.ascii_to:  # a run starts here
+    bytes, with no branch on each one's length; a string that is not ASCII, or that lies
+    before the run (offsets that go back: a null's), alone."""
+    if start < reader.ascii_from:
+        return _is_utf8_alone(reader, start, end)
+    if start > reader.ascii_to:  # a run starts here
         reader.ascii_from = reader.ascii_to = start
     ahead = min(max(end, reader.ascii_to + _ASCII_AHEAD), reader.span_limit)
     if cython.compiled:
@@ -762,9 +781,14 @@ def _is_utf8_text(reader: Reader, start: int, end: int) -> bool:
         )
     else:
         data = bytes(reader.values[reader.ascii_to : ahead])
-        reader.ascii_to += next((i for i, byte in enumerate(data) if byte >= 0x80), len(data))
+        found = _NOT_ASCII.search(data)
+        reader.ascii_to += len(data) if found is None else found.start()
     if end <= reader.ascii_to:
         return True
+    return _is_utf8_alone(reader, start, end)
+
+
+def _is_utf8_alone(reader: Reader, start: int, end: int) -> bool:
     if cython.compiled:
         return codec_utf8_valid(cython.cast(cython.p_char, reader.values + start), end - start)
     try:

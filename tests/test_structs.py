@@ -1438,6 +1438,30 @@ def test_every_two_byte_tag_reads_as_upb_reads_it() -> None:
     assert failed == 16384 * 3 // 8 + 5  # wire types 4, 6 and 7; field 0 on the others
 
 
+def test_a_string_of_every_length_reads_as_upb_reads_it() -> None:
+    """Strings of 0 to 40 bytes, ASCII, or ASCII but for one character at each place: two
+    bytes of UTF-8, or a byte that is not UTF-8. The ASCII test reads a string in loads
+    that overlap: codec's text is upb's, or both refuse the bytes."""
+    failed = 0
+    for size in range(41):
+        texts = [b"a" * size] + [
+            b"a" * place + odd + b"a" * (size - place)
+            for place in range(size + 1)
+            for odd in (b"\xc3\xa9", b"\xff")
+        ]
+        for text in texts:
+            data = b"\x0a" + _VarintBytes(len(text)) + text
+            try:
+                expected = E.CatString.FromString(data).text
+            except protobuf_message.DecodeError:
+                failed += 1
+                with pytest.raises(DecodeError):
+                    codec.decode(S(E.CatString), data)
+            else:
+                assert codec.decode(S(E.CatString), data).text == expected
+    assert failed == sum(size + 1 for size in range(41))
+
+
 def test_t5_wrong_wire_type_is_an_unknown_field() -> None:
     data = b"\x0a\x01\x00"  # int32 field 1 sent as LEN
     decoded = decode_like_upb(E.CatInt32, data)

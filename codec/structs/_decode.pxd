@@ -29,23 +29,32 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* Whether n bytes are ASCII: no byte has its high bit set, read 8 at a time, then
-       the last 7 or fewer in a 4-, a 2- and a 1-byte read. */
+    /* Whether n bytes are ASCII: no byte has its high bit set. Read 8 at a time, the last
+       8 in a load that may overlap the one before; fewer than 8 in two loads of 4, or
+       three of a byte, that may overlap: few branches on the length, which strings of
+       mixed lengths would mispredict. */
+    static CYTHON_INLINE int codec_ascii(const char *s, Py_ssize_t n) {
+        uint64_t high = 0, word;
+        uint32_t half, other;
+        Py_ssize_t i = 0;
+        if (n >= 8) {
+            for (; i + 8 < n; i += 8) {
+                memcpy(&word, s + i, 8);
+                high |= word;
+            }
+            memcpy(&word, s + n - 8, 8);
+            return ((high | word) & 0x8080808080808080ULL) == 0;
+        }
+        if (n >= 4) {
+            memcpy(&half, s, 4);
+            memcpy(&other, s + n - 4, 4);
+            return ((half | other) & 0x80808080u) == 0;
+        }
+        return n == 0 || ((s[0] | s[n >> 1] | s[n - 1]) & 0x80) == 0;
+    }
     /* A new str of n UTF-8 bytes: ASCII is copied straight into a compact str;
        anything else goes to CPython's decoder. Bytes that are not UTF-8 set *bad and
        give None. */
-    static CYTHON_INLINE int codec_ascii(const char *s, Py_ssize_t n) {
-        uint64_t high = 0, word;
-        Py_ssize_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            memcpy(&word, s + i, 8);
-            high |= word;
-        }
-        if (n - i >= 4) { uint32_t half; memcpy(&half, s + i, 4); high |= half; i += 4; }
-        if (n - i >= 2) { uint16_t quarter; memcpy(&quarter, s + i, 2); high |= quarter; i += 2; }
-        if (i < n) high |= (unsigned char)s[i];
-        return (high & 0x8080808080808080ULL) == 0;
-    }
     static PyObject *codec_text(const char *s, Py_ssize_t n, int *bad) {
         PyObject *text;
         *bad = 0;

@@ -65,6 +65,29 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    /* How many of the n bytes at s are ASCII before the first that is not: 32 at a time,
+       then 8, then the byte found among them. */
+    static Py_ssize_t codec_ascii_span(const char *s, Py_ssize_t n) {
+        const uint64_t high = 0x8080808080808080ULL;
+        uint64_t a, b, c, d;
+        Py_ssize_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            memcpy(&a, s + i, 8); memcpy(&b, s + i + 8, 8);
+            memcpy(&c, s + i + 16, 8); memcpy(&d, s + i + 24, 8);
+            if ((a | b | c | d) & high) break;
+        }
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&a, s + i, 8);
+            if (a & high) break;
+        }
+        while (i < n && (unsigned char)s[i] < 0x80) i++;
+        return i;
+    }
+    """
+    Py_ssize_t codec_ascii_span(const char *s, Py_ssize_t n) noexcept
+
+cdef extern from *:
+    """
     /* How many of the n bytes at p end a varint (their high bit clear): 8 at a time with
        GCC and Clang, one at a time elsewhere. */
     static Py_ssize_t codec_final_bytes(const unsigned char *p, Py_ssize_t n) {

@@ -2,7 +2,7 @@
 cimport cython
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy, memmove
+from libc.string cimport memmove
 
 from codec._buffer cimport (
     byte_pointer, codec_copy_value, cut_to, make_room, release_claim, set_end,
@@ -12,7 +12,8 @@ from codec._varint cimport (
 )
 from codec._wire cimport ENUM, GROUP, INT32, MESSAGE, SINT32, SINT64, STRING, VARINT
 from codec.arrow._builders cimport (
-    BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, ArrowArray, codec_utf8_valid,
+    BOOLS, FIXED, LIST, MAP, STRUCT, TEXTS, ArrowArray, codec_ascii_span,
+    codec_utf8_valid,
 )
 from codec.framing cimport FrameEncoder
 from codec.structs._decode cimport Decoder, end_checks
@@ -24,29 +25,6 @@ cdef extern from "Python.h":
     Py_buffer *PyMemoryView_GET_BUFFER(object view)
     object PyMemoryView_FromMemory(char *memory, Py_ssize_t size, int flags)
     int PyBUF_READ
-
-cdef extern from *:
-    """
-    /* How many of the n bytes at s are ASCII before the first that is not: 32 at a time,
-       then 8, then the byte found among them. */
-    static Py_ssize_t codec_ascii_span(const char *s, Py_ssize_t n) {
-        const uint64_t high = 0x8080808080808080ULL;
-        uint64_t a, b, c, d;
-        Py_ssize_t i = 0;
-        for (; i + 32 <= n; i += 32) {
-            memcpy(&a, s + i, 8); memcpy(&b, s + i + 8, 8);
-            memcpy(&c, s + i + 16, 8); memcpy(&d, s + i + 24, 8);
-            if ((a | b | c | d) & high) break;
-        }
-        for (; i + 8 <= n; i += 8) {
-            memcpy(&a, s + i, 8);
-            if (a & high) break;
-        }
-        while (i < n && (unsigned char)s[i] < 0x80) i++;
-        return i;
-    }
-    """
-    Py_ssize_t codec_ascii_span(const char *s, Py_ssize_t n) noexcept
 
 cdef Py_ssize_t _MAX_POSITION, _MAX_DEPTH, _SCALAR_ROOM, _ASCII_AHEAD
 cdef uint64_t _LOW_32, _LOW_64

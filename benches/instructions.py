@@ -121,6 +121,15 @@ def _w4_encode() -> Callable[[], object]:
     return batch
 
 
+def _w4_encode_upb() -> Callable[[], object]:
+    """upb's side of W4's encode: the same 100 requests, framed at its best."""
+    import otlp
+    from jobs import best_encode
+
+    requests = otlp.requests(100)
+    return lambda: best_encode(requests)
+
+
 def _w4_decode() -> Callable[[], object]:
     import otlp
 
@@ -264,6 +273,7 @@ WORKLOADS = {
     "W3-encode-deterministic": lambda: _w3_encode(True),
     "W3-decode": _w3_decode,
     "W4-encode": _w4_encode,
+    "W4-encode-upb": _w4_encode_upb,
     "W4-decode": _w4_decode,
     "W4-read": _w4_read,
     "arrow-read-W1": lambda: _arrow_read("W1"),

@@ -50,6 +50,8 @@ from __future__ import annotations
 import array
 import contextlib
 import math
+import random
+import string
 import struct as pystruct
 from pathlib import Path
 from typing import Any
@@ -1460,6 +1462,43 @@ def test_a_string_of_every_length_reads_as_upb_reads_it() -> None:
             else:
                 assert codec.decode(S(E.CatString), data).text == expected
     assert failed == sum(size + 1 for size in range(41))
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["", "l0", "l1", "http.method", "http.status", "a" * 32, "a" * 33]),
+            st.text(st.characters(max_codepoint=0x7F), max_size=40),
+            st.text(max_size=12),
+        ),
+        max_size=60,
+    )
+)
+def test_short_strings_decoded_again_read_as_upb_reads_them(texts: list[str]) -> None:
+    """Short ASCII strings are shared through a table of the ones decoded last, found by a
+    hash of their bytes: strings that repeat, that differ in one byte, of 32 bytes and
+    33 (one past the table's), each decoded twice among the others, read as upb reads
+    them, and compiled, a repeat is the str decoded just before it."""
+    decoder = codec.Decoder(S(E.CatString))
+    for text in texts + texts[::-1]:
+        data = E.CatString(text=text).SerializeToString()
+        first = decoder.decode(data).text
+        again = decoder.decode(data).text
+        assert first == again == E.CatString.FromString(data).text == text
+        if codec.COMPILED and text.isascii() and len(text) <= 32:
+            assert again is first
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7, 8, 9, 16, 17, 31, 32])
+def test_short_strings_that_share_a_place_in_the_table_stay_apart(size: int) -> None:
+    """More strings of one length than the table has places (512): some share a place,
+    and each reads as its own bytes, first and again."""
+    alphabet = string.ascii_letters + string.digits + "._-/"
+    texts = sorted({"".join(random.Random(i).choices(alphabet, k=size)) for i in range(1500)})
+    assert len(texts) > 512 if size > 1 else len(texts) == len(alphabet)
+    decoder = codec.Decoder(S(E.CatString))
+    for text in texts + texts[::-3] + texts:
+        assert decoder.decode(E.CatString(text=text).SerializeToString()).text == text
 
 
 def test_t5_wrong_wire_type_is_an_unknown_field() -> None:

@@ -52,15 +52,63 @@ cdef extern from *:
         }
         return n == 0 || ((s[0] | s[n >> 1] | s[n - 1]) & 0x80) == 0;
     }
-    /* A new str of n UTF-8 bytes: ASCII is copied straight into a compact str;
-       anything else goes to CPython's decoder. Bytes that are not UTF-8 set *bad and
-       give None. */
+    /* Whether n bytes (at most 32) are ASCII, and a hash of them in *hash: the loads of
+       codec_ascii, each mixed into the hash as it is read. */
+    static CYTHON_INLINE int codec_short_ascii(const char *s, Py_ssize_t n, uint64_t *hash) {
+        const uint64_t mix = 0x9E3779B97F4A7C15ULL;
+        uint64_t h = (uint64_t)n * mix, high = 0, word;
+        uint32_t half, other;
+        Py_ssize_t i;
+        if (n >= 8) {
+            for (i = 0; i + 8 < n; i += 8) {
+                memcpy(&word, s + i, 8);
+                high |= word;
+                h = (h ^ word) * mix;
+            }
+            memcpy(&word, s + n - 8, 8);
+        } else if (n >= 4) {
+            memcpy(&half, s, 4);
+            memcpy(&other, s + n - 4, 4);
+            word = ((uint64_t)half << 32) | other;
+        } else {
+            word = n == 0 ? 0 : ((uint64_t)(unsigned char)s[0] << 16)
+                   | ((uint64_t)(unsigned char)s[n >> 1] << 8) | (unsigned char)s[n - 1];
+        }
+        *hash = (h ^ word) * mix;  /* its high bits depend on every bit read */
+        return ((high | word) & 0x8080808080808080ULL) == 0;
+    }
+    /* Short strings repeat from message to message (a map's keys, names, an enum-like
+       value), so a str of at most CODEC_SHARED_BYTES ASCII bytes is looked up in a table
+       of the 512 made last, by a hash of its bytes, and the one found is shared when its
+       bytes are the same (its hash already computed, which a dict wants). A miss makes a
+       new str, put in the table in place of the one there. */
+    #define CODEC_SHARED_BITS 9
+    #define CODEC_SHARED_BYTES 32
+    static PyObject *codec_shared[1 << CODEC_SHARED_BITS];
+    /* A str of n UTF-8 bytes: a short ASCII one from the table above, a longer one copied
+       straight into a compact str; anything else goes to CPython's decoder. Bytes that
+       are not UTF-8 set *bad and give None. */
     static PyObject *codec_text(const char *s, Py_ssize_t n, int *bad) {
-        PyObject *text;
+        PyObject *text, **entry = NULL;
+        uint64_t hash;
         *bad = 0;
-        if (codec_ascii(s, n)) {
+        if (n <= CODEC_SHARED_BYTES ? codec_short_ascii(s, n, &hash) : codec_ascii(s, n)) {
+            if (n <= CODEC_SHARED_BYTES) {
+                entry = &codec_shared[hash >> (64 - CODEC_SHARED_BITS)];
+                text = *entry;
+                if (text != NULL && PyUnicode_GET_LENGTH(text) == n
+                        && memcmp(PyUnicode_DATA(text), s, n) == 0) {
+                    Py_INCREF(text);
+                    return text;
+                }
+            }
             text = PyUnicode_New(n, 127);
-            if (text != NULL) memcpy(PyUnicode_DATA(text), s, n);
+            if (text == NULL) return NULL;
+            memcpy(PyUnicode_DATA(text), s, n);
+            if (entry != NULL) {
+                Py_INCREF(text);
+                Py_XSETREF(*entry, text);
+            }
             return text;
         }
         text = PyUnicode_DecodeUTF8(s, n, NULL);

@@ -69,6 +69,21 @@ preload() {
     echo "$dir/asan_with_fuzzer.so"
 }
 
+sources() {
+    # The package's sources, relative to the checkout: what a build copies.
+    (cd "$repo" && find codec -name '*.py' -o -name '*.pyi' -o -name '*.pxd' -o -name '*.proto' \
+        -o -name py.typed)
+}
+
+is_current() {
+    # Whether the build was made from the checkout's sources as they are now.
+    [[ -f "$build/setup.py" ]] || return 1
+    local source
+    while read -r source; do
+        cmp -s "$repo/$source" "$build/$source" || return 1
+    done < <(sources)
+}
+
 do_build() {
     command -v "$cc" >/dev/null || {
         echo "sanitizers.sh: $cc not found (Debian/Ubuntu: apt-get install -y clang)" >&2
@@ -76,8 +91,7 @@ do_build() {
     }
     # Sources only (the package and its subpackages): stale .c/.so files must not survive.
     rm -rf "$build/codec"
-    (cd "$repo" && find codec -name '*.py' -o -name '*.pyi' -o -name '*.pxd' -o -name '*.proto' \
-        -o -name py.typed) | while read -r source; do
+    sources | while read -r source; do
         mkdir -p "$build/$(dirname -- "$source")"
         cp "$repo/$source" "$build/$source"
     done
@@ -119,6 +133,11 @@ run_env() {
 # first on sys.path) cannot shadow the sanitized modules, and libFuzzer writes nothing
 # into the checkout.
 enter_build() {
+    # A build older than the checkout would test code that is no longer there.
+    if ! is_current; then
+        echo "== the sanitized build is not of the checkout's sources: building it again"
+        do_build
+    fi
     while IFS= read -r line; do env_args+=("$line"); done < <(run_env)
     cd "$build"
     env "${env_args[@]}" "$python" - "$build" <<'EOF' || exit 2

@@ -29,32 +29,13 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* Whether n bytes are ASCII: no byte has its high bit set. Read 8 at a time, the last
-       8 in a load that may overlap the one before; fewer than 8 in two loads of 4, or
-       three of a byte, that may overlap: few branches on the length, which strings of
-       mixed lengths would mispredict. */
-    static CYTHON_INLINE int codec_ascii(const char *s, Py_ssize_t n) {
-        uint64_t high = 0, word;
-        uint32_t half, other;
-        Py_ssize_t i = 0;
-        if (n >= 8) {
-            for (; i + 8 < n; i += 8) {
-                memcpy(&word, s + i, 8);
-                high |= word;
-            }
-            memcpy(&word, s + n - 8, 8);
-            return ((high | word) & 0x8080808080808080ULL) == 0;
-        }
-        if (n >= 4) {
-            memcpy(&half, s, 4);
-            memcpy(&other, s + n - 4, 4);
-            return ((half | other) & 0x80808080u) == 0;
-        }
-        return n == 0 || ((s[0] | s[n >> 1] | s[n - 1]) & 0x80) == 0;
-    }
-    /* Whether n bytes (at most 32) are ASCII, and a hash of them in *hash: the loads of
-       codec_ascii, each mixed into the hash as it is read. */
-    static CYTHON_INLINE int codec_short_ascii(const char *s, Py_ssize_t n, uint64_t *hash) {
+    /* Whether n bytes are ASCII (no byte has its high bit set), and a hash of them in
+       *hash. Read 8 at a time, the last 8 in a load that may overlap the one before;
+       fewer than 8 in two loads of 4, or three of a byte, that may overlap: few branches
+       on the length, which strings of mixed lengths would mispredict. Each load is mixed
+       into the hash as it is read; a caller that drops the hash has that work left out
+       by the compiler. */
+    static CYTHON_INLINE int codec_ascii_hash(const char *s, Py_ssize_t n, uint64_t *hash) {
         const uint64_t mix = 0x9E3779B97F4A7C15ULL;
         uint64_t h = (uint64_t)n * mix, high = 0, word;
         uint32_t half, other;
@@ -77,6 +58,10 @@ cdef extern from *:
         *hash = (h ^ word) * mix;  /* its high bits depend on every bit read */
         return ((high | word) & 0x8080808080808080ULL) == 0;
     }
+    static CYTHON_INLINE int codec_ascii(const char *s, Py_ssize_t n) {
+        uint64_t unused;
+        return codec_ascii_hash(s, n, &unused);
+    }
     /* Short strings repeat from message to message (a map's keys, names, an enum-like
        value), so a str of at most CODEC_SHARED_BYTES ASCII bytes is looked up in a table
        of the 512 made last, by a hash of its bytes, and the one found is shared when its
@@ -92,7 +77,7 @@ cdef extern from *:
         PyObject *text, **entry = NULL;
         uint64_t hash;
         *bad = 0;
-        if (n <= CODEC_SHARED_BYTES ? codec_short_ascii(s, n, &hash) : codec_ascii(s, n)) {
+        if (codec_ascii_hash(s, n, &hash)) {
             if (n <= CODEC_SHARED_BYTES) {
                 entry = &codec_shared[hash >> (64 - CODEC_SHARED_BITS)];
                 text = *entry;
